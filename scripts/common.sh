@@ -1,0 +1,136 @@
+# shellcheck shell=bash
+# Shared by scripts/setup.sh and scripts/test.sh (sourced, never run).
+#
+# Provides: the repo/PostgreSQL paths, idempotent package installation,
+# the unprivileged OS user every server runs as, and the build+install step.
+
+set -euo pipefail
+
+SYNCWF_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)"
+PG_MAJOR=15
+if [[ -z "${PG_CONFIG:-}" ]]; then
+    if [[ -x /usr/lib/postgresql/$PG_MAJOR/bin/pg_config ]]; then
+        PG_CONFIG=/usr/lib/postgresql/$PG_MAJOR/bin/pg_config
+    else
+        PG_CONFIG=pg_config
+    fi
+fi
+# The OS user that owns and runs every server the scripts start
+# (PostgreSQL refuses to run as root).
+PG_OS_USER="${SYNCWF_PG_USER:-postgres}"
+
+# Debian packages both scripts need.
+SYNCWF_APT_PACKAGES=("postgresql-$PG_MAJOR" "postgresql-server-dev-$PG_MAJOR"
+    "postgresql-$PG_MAJOR-pgtap" "postgresql-$PG_MAJOR-cron"
+    libipc-run-perl libtap-parser-sourcehandler-pgtap-perl)
+
+log() { printf '\n==> %s\n' "$*"; }
+die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+is_root() { [[ "$(id -u)" -eq 0 ]]; }
+
+# Run a command as root (directly when we are root, else via sudo).
+as_root() {
+    if is_root; then "$@"; else sudo "$@"; fi
+}
+
+# Run a command as the unprivileged server user, in a clean-ish environment
+# given as NAME=VALUE words before the command: as_pg [VAR=val ...] cmd args
+as_pg() {
+    if is_root; then
+        runuser -u "$PG_OS_USER" -- env "$@"
+    else
+        env "$@"
+    fi
+}
+
+pkg_installed() {
+    [[ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null)" == "install ok installed" ]]
+}
+
+# ensure_packages [extra-package...]: install whatever is missing of
+# SYNCWF_APT_PACKAGES + extras (+ build-essential when gcc/make are missing).
+# Does not touch apt at all when everything is present.
+ensure_packages() {
+    local missing=() p
+    for p in "${SYNCWF_APT_PACKAGES[@]}" "$@"; do
+        pkg_installed "$p" || missing+=("$p")
+    done
+    if ! command -v gcc >/dev/null 2>&1 || ! command -v make >/dev/null 2>&1; then
+        missing+=(build-essential)
+    fi
+    if ((${#missing[@]} == 0)); then
+        return 0
+    fi
+    log "installing missing packages: ${missing[*]}"
+    command -v apt-get >/dev/null 2>&1 || die "apt-get not found; install manually: ${missing[*]}"
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q \
+        || die "apt-get update failed"
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+        --no-install-recommends "${missing[@]}" </dev/null \
+        || die "apt-get install failed: ${missing[*]}"
+}
+
+# Create the unprivileged OS user if it does not exist.
+ensure_pg_user() {
+    is_root || { PG_OS_USER="$(id -un)"; return 0; }
+    if ! id -u "$PG_OS_USER" >/dev/null 2>&1; then
+        log "creating system user $PG_OS_USER"
+        local grp=()
+        if getent group "$PG_OS_USER" >/dev/null 2>&1; then
+            grp=(-g "$PG_OS_USER")
+        else
+            grp=(-U)
+        fi
+        useradd --system --create-home --home-dir "/var/lib/$PG_OS_USER" \
+            --shell /bin/bash "${grp[@]}" "$PG_OS_USER"
+    fi
+    local home
+    home="$(getent passwd "$PG_OS_USER" | cut -d: -f6)"
+    if [[ -n "$home" && ! -d "$home" ]]; then
+        mkdir -p "$home" && chown "$PG_OS_USER:" "$home"
+    fi
+}
+
+# Make a fresh directory owned by the server user; verify the user can reach it.
+fresh_pg_dir() {
+    local d="$1"
+    rm -rf "$d"
+    mkdir -p "$d"
+    is_root && chown "$PG_OS_USER:" "$d"
+    as_pg test -w "$d" \
+        || die "user $PG_OS_USER cannot write $d (is a parent directory not traversable?)"
+}
+
+# Clean build (PGXS here has no header dependency tracking) and install.
+# The Makefile's CFLAGS make every warning an error.
+build_and_install() {
+    local jobs
+    jobs="$(nproc 2>/dev/null || echo 2)"
+    log "building syncwf (clean, -Werror)"
+    make -C "$SYNCWF_ROOT" PG_CONFIG="$PG_CONFIG" clean >/dev/null
+    make -C "$SYNCWF_ROOT" PG_CONFIG="$PG_CONFIG" -j"$jobs" \
+        || die "build failed"
+    log "installing syncwf"
+    as_root make -C "$SYNCWF_ROOT" PG_CONFIG="$PG_CONFIG" install >/dev/null \
+        || die "make install failed"
+}
+
+# Paths that only exist once the packages are in place.
+# shellcheck disable=SC2034  # used by the scripts that source this file
+load_pg_paths() {
+    PG_BINDIR="$("$PG_CONFIG" --bindir)"
+    PGXS_DIR="$(dirname "$(dirname "$("$PG_CONFIG" --pgxs)")")"   # .../lib/pgxs/src
+    PG_REGRESS="$PGXS_DIR/test/regress/pg_regress"
+    PG_ISOLATION_REGRESS="$PGXS_DIR/test/isolation/pg_isolation_regress"
+    PG_PERL_DIR="$PGXS_DIR/test/perl"
+}
+
+# Everything both scripts do before their own part.
+syncwf_prepare() {
+    ensure_packages "$@"
+    ensure_pg_user
+    command -v "$PG_CONFIG" >/dev/null 2>&1 || die "$PG_CONFIG not found"
+    load_pg_paths
+    build_and_install
+}
