@@ -125,8 +125,12 @@ declare -A L_PASS L_FAIL L_NOTE
 FAIL_REPORT="$OUT/failures.txt"   # diffs and logs shown before the summary
 : >"$FAIL_REPORT"
 
-record() { # name pass fail note
-    LAYERS+=("$1"); L_PASS[$1]=$2; L_FAIL[$1]=$3; L_NOTE[$1]="$4"
+LAYER_T0=$SECONDS
+record() { # name pass fail note  (elapsed time since the previous record)
+    LAYERS+=("$1"); L_PASS[$1]=$2; L_FAIL[$1]=$3
+    L_NOTE[$1]="$4"
+    [[ "$4" == "no tests" ]] || L_NOTE[$1]+="; $((SECONDS - LAYER_T0)) s"
+    LAYER_T0=$SECONDS
 }
 add_failure_text() { # title file-or-- [tail-lines]
     {
