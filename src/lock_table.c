@@ -1,0 +1,285 @@
+/*-------------------------------------------------------------------------
+ *
+ * lock_table.c
+ *		The shared-memory lock table: the control block, the partitioned hash
+ *		table of live locks, the partition LWLocks, and the pool of entries
+ *		(holds and queue entries).
+ *
+ * Locking rules (see docs/architecture.md):
+ *	- a SyncLock and every entry linked to it are protected by the LWLock of
+ *	  the lock's partition (hashcode % SYNC_NUM_PARTITIONS);
+ *	- code that needs several partitions takes them in ascending partition
+ *	  order (sync_lock_partitions), which makes deadlock between them
+ *	  impossible;
+ *	- the entry free list is protected by a spinlock, held only to push or
+ *	  pop one entry.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "syncwf.h"
+
+#include "miscadmin.h"
+#include "storage/ipc.h"
+#include "storage/shmem.h"
+#include "utils/hsearch.h"
+
+SyncShared *SyncState = NULL;
+SyncEntry  *SyncEntries = NULL;
+static HTAB *SyncLockHash = NULL;
+
+#define SYNC_TRANCHE_NAME "syncwf"
+
+static Size
+sync_entries_size(void)
+{
+	return mul_size(sync_max_entries, sizeof(SyncEntry));
+}
+
+static Size
+sync_shmem_size(void)
+{
+	Size		size = MAXALIGN(sizeof(SyncShared));
+
+	size = add_size(size, MAXALIGN(sync_entries_size()));
+	size = add_size(size, hash_estimate_size(sync_max_locks, sizeof(SyncLock)));
+	return size;
+}
+
+/* shmem_request_hook: reserve our memory and LWLocks. */
+void
+sync_shmem_request(void)
+{
+	RequestAddinShmemSpace(sync_shmem_size());
+	/* one LWLock per partition, plus the token reservation lock */
+	RequestNamedLWLockTranche(SYNC_TRANCHE_NAME, SYNC_NUM_PARTITIONS + 1);
+}
+
+/* shmem_startup_hook: create or attach to our structures. */
+void
+sync_shmem_startup(void)
+{
+	bool		found_state;
+	bool		found_entries;
+	HASHCTL		info;
+
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+
+	SyncState = ShmemInitStruct("syncwf state", sizeof(SyncShared), &found_state);
+	SyncEntries = ShmemInitStruct("syncwf entries", sync_entries_size(),
+								  &found_entries);
+
+	if (!found_state)
+	{
+		LWLockPadded *locks = GetNamedLWLockTranche(SYNC_TRANCHE_NAME);
+
+		memset(SyncState, 0, sizeof(SyncShared));
+		SyncState->partition_locks = locks;
+		SyncState->token_lock = &locks[SYNC_NUM_PARTITIONS].lock;
+		SpinLockInit(&SyncState->pool_mutex);
+		pg_atomic_init_u32(&SyncState->nlocks, 0);
+		pg_atomic_init_u64(&SyncState->next_seq, 1);
+		pg_atomic_init_u64(&SyncState->next_request_id, 1);
+		pg_atomic_init_u64(&SyncState->next_token, 0);
+		pg_atomic_init_u64(&SyncState->token_reserved, 0);
+		pg_atomic_init_u64(&SyncState->limit_generation, 1);
+		pg_atomic_init_u64(&SyncState->grants, 0);
+
+		/* thread every entry onto the free list */
+		for (int i = 0; i < sync_max_entries; i++)
+		{
+			memset(&SyncEntries[i], 0, sizeof(SyncEntry));
+			SyncEntries[i].state = SYNC_ENTRY_FREE;
+			SyncEntries[i].next_free = (i + 1 < sync_max_entries) ? i + 1 : -1;
+		}
+		SyncState->pool_free_head = 0;
+		SyncState->pool_nfree = sync_max_entries;
+	}
+
+	memset(&info, 0, sizeof(info));
+	info.keysize = sizeof(SyncLockTag);
+	info.entrysize = sizeof(SyncLock);
+	info.num_partitions = SYNC_NUM_PARTITIONS;
+	SyncLockHash = ShmemInitHash("syncwf locks",
+								 sync_max_locks, sync_max_locks,
+								 &info,
+								 HASH_ELEM | HASH_BLOBS | HASH_PARTITION |
+								 HASH_FIXED_SIZE);
+
+	LWLockRelease(AddinShmemInitLock);
+
+	if (!found_state)
+		sync_tokens_startup();
+}
+
+/*
+ * Every entry point calls this before touching shared memory.  _PG_init
+ * already refuses to load without shared_preload_libraries, so this only
+ * fires if shared memory setup was skipped for another reason.
+ */
+void
+sync_require_shmem(void)
+{
+	if (SyncState == NULL || SyncLockHash == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("syncwf shared memory is not initialized"),
+				 errhint("Add syncwf to shared_preload_libraries in postgresql.conf and restart the server.")));
+}
+
+HTAB *
+sync_lock_hash(void)
+{
+	return SyncLockHash;
+}
+
+void
+sync_make_tag(SyncLockTag *tag, Oid dbid, const char *name)
+{
+	memset(tag, 0, sizeof(SyncLockTag));
+	tag->dbid = dbid;
+	strlcpy(tag->name, name, sizeof(tag->name));
+}
+
+uint32
+sync_tag_hash(const SyncLockTag *tag)
+{
+	return get_hash_value(SyncLockHash, tag);
+}
+
+int
+sync_partition_of(uint32 hashcode)
+{
+	return hashcode % SYNC_NUM_PARTITIONS;
+}
+
+LWLock *
+sync_partition_lock(uint32 hashcode)
+{
+	return &SyncState->partition_locks[sync_partition_of(hashcode)].lock;
+}
+
+/* Take the partition locks named by mask, in ascending order. */
+void
+sync_lock_partitions(uint32 partmask, LWLockMode mode)
+{
+	for (int i = 0; i < SYNC_NUM_PARTITIONS; i++)
+		if (partmask & (1U << i))
+			LWLockAcquire(&SyncState->partition_locks[i].lock, mode);
+}
+
+void
+sync_unlock_partitions(uint32 partmask)
+{
+	for (int i = SYNC_NUM_PARTITIONS - 1; i >= 0; i--)
+		if (partmask & (1U << i))
+			LWLockRelease(&SyncState->partition_locks[i].lock);
+}
+
+/* Find a live lock.  Caller holds its partition lock. */
+SyncLock *
+sync_lock_lookup(const SyncLockTag *tag, uint32 hashcode)
+{
+	return (SyncLock *) hash_search_with_hash_value(SyncLockHash, tag, hashcode,
+													HASH_FIND, NULL);
+}
+
+/*
+ * Find or create a live lock.  Caller holds its partition lock exclusively.
+ * Returns NULL, without raising an error, when the table is full: the caller
+ * undoes its own work first and then reports it.  A new lock has no holders,
+ * no waiters and no limit; the caller sets kind and limit.
+ */
+SyncLock *
+sync_lock_create(const SyncLockTag *tag, uint32 hashcode, bool *found)
+{
+	SyncLock   *lock;
+
+	lock = (SyncLock *) hash_search_with_hash_value(SyncLockHash, tag, hashcode,
+													HASH_FIND, NULL);
+	if (lock != NULL)
+	{
+		*found = true;
+		return lock;
+	}
+	*found = false;
+
+	if (pg_atomic_fetch_add_u32(&SyncState->nlocks, 1) >= (uint32) sync_max_locks)
+	{
+		pg_atomic_fetch_sub_u32(&SyncState->nlocks, 1);
+		return NULL;
+	}
+
+	lock = (SyncLock *) hash_search_with_hash_value(SyncLockHash, tag, hashcode,
+													HASH_ENTER_NULL, NULL);
+	if (lock == NULL)
+	{
+		pg_atomic_fetch_sub_u32(&SyncState->nlocks, 1);
+		return NULL;
+	}
+
+	lock->hashcode = hashcode;
+	lock->kind = SYNC_KIND_MUTEX;
+	lock->limit_defined = true;
+	lock->limit = 1;
+	lock->nheld = 0;
+	lock->nwaiting = 0;
+	dlist_init(&lock->holders);
+	dlist_init(&lock->waiters);
+	return lock;
+}
+
+/* Drop a lock that nobody holds or waits for.  Caller holds its partition. */
+void
+sync_lock_remove_if_idle(SyncLock *lock)
+{
+	if (lock->nheld != 0 || lock->nwaiting != 0)
+		return;
+	Assert(dlist_is_empty(&lock->holders) && dlist_is_empty(&lock->waiters));
+	hash_search_with_hash_value(SyncLockHash, &lock->tag, lock->hashcode,
+								HASH_REMOVE, NULL);
+	pg_atomic_fetch_sub_u32(&SyncState->nlocks, 1);
+}
+
+/* Take an entry from the pool; NULL when the pool is empty. */
+SyncEntry *
+sync_entry_alloc(void)
+{
+	SyncEntry  *entry = NULL;
+
+	SpinLockAcquire(&SyncState->pool_mutex);
+	if (SyncState->pool_free_head >= 0)
+	{
+		entry = &SyncEntries[SyncState->pool_free_head];
+		SyncState->pool_free_head = entry->next_free;
+		SyncState->pool_nfree--;
+	}
+	SpinLockRelease(&SyncState->pool_mutex);
+
+	if (entry != NULL)
+	{
+		Assert(entry->state == SYNC_ENTRY_FREE);
+		entry->next_free = -1;
+		entry->lock = NULL;
+		entry->next_in_request = entry;
+		entry->token = 0;
+	}
+	return entry;
+}
+
+/* Return an entry to the pool.  It must be unlinked from every list. */
+void
+sync_entry_free(SyncEntry *entry)
+{
+	int			index = entry - SyncEntries;
+
+	Assert(index >= 0 && index < sync_max_entries);
+	entry->state = SYNC_ENTRY_FREE;
+	entry->lock = NULL;
+	entry->request_id = 0;
+
+	SpinLockAcquire(&SyncState->pool_mutex);
+	entry->next_free = SyncState->pool_free_head;
+	SyncState->pool_free_head = index;
+	SyncState->pool_nfree++;
+	SpinLockRelease(&SyncState->pool_mutex);
+}

@@ -1,0 +1,143 @@
+/*-------------------------------------------------------------------------
+ *
+ * tokens.c
+ *		Fencing tokens: every grant gets a bigint strictly greater than every
+ *		token handed out before it, by this server, ever -- also across
+ *		restarts and crashes.
+ *
+ * One counter serves every lock, so a token is also greater than every
+ * earlier token of the same lock.  Two things keep it from going backwards
+ * after a restart:
+ *
+ *	- a reservation file, $PGDATA/syncwf.token, holds a value that no token
+ *	  handed out so far reaches.  A backend that is about to hand out a token
+ *	  at or past the reserved value first durably writes a new reservation
+ *	  SYNC_TOKEN_BLOCK further on (one fsync per block of grants);
+ *	- the counter starts at least at the current time in microseconds since
+ *	  2000-01-01, so a lost or stale file (a restored base backup, a promoted
+ *	  standby) still yields larger tokens as long as the clock has not gone
+ *	  backwards by more than the grants in between.
+ *
+ * A failure to write the file is logged, not raised: a grant may happen in
+ * a commit callback where an error is not allowed, and the clock floor
+ * still protects the order.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "syncwf.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "miscadmin.h"
+#include "storage/fd.h"
+#include "utils/timestamp.h"
+
+#define SYNC_TOKEN_FILE			"syncwf.token"
+#define SYNC_TOKEN_TMPFILE		"syncwf.token.tmp"
+#define SYNC_TOKEN_BLOCK		((uint64) 1 << 20)
+
+/* Read the reservation file; 0 if there is none or it is unreadable. */
+static uint64
+sync_read_token_file(void)
+{
+	FILE	   *file;
+	unsigned long long value = 0;
+
+	file = AllocateFile(SYNC_TOKEN_FILE, "r");
+	if (file == NULL)
+	{
+		if (errno != ENOENT)
+			ereport(LOG,
+					(errcode_for_file_access(),
+					 errmsg("could not read syncwf token file \"%s\": %m",
+							SYNC_TOKEN_FILE)));
+		return 0;
+	}
+	if (fscanf(file, "%llu", &value) != 1)
+	{
+		ereport(LOG,
+				(errmsg("syncwf token file \"%s\" is corrupt; starting tokens from the clock",
+						SYNC_TOKEN_FILE)));
+		value = 0;
+	}
+	FreeFile(file);
+	return (uint64) value;
+}
+
+/* Durably replace the reservation file.  Logs and returns false on failure. */
+static bool
+sync_write_token_file(uint64 value)
+{
+	char		buf[32];
+	int			len;
+	int			fd;
+
+	len = snprintf(buf, sizeof(buf), UINT64_FORMAT "\n", value);
+	fd = OpenTransientFile(SYNC_TOKEN_TMPFILE, O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY);
+	if (fd < 0)
+	{
+		ereport(LOG,
+				(errcode_for_file_access(),
+				 errmsg("could not create syncwf token file \"%s\": %m",
+						SYNC_TOKEN_TMPFILE)));
+		return false;
+	}
+	errno = 0;
+	if (write(fd, buf, len) != len || pg_fsync(fd) != 0)
+	{
+		if (errno == 0)
+			errno = ENOSPC;
+		ereport(LOG,
+				(errcode_for_file_access(),
+				 errmsg("could not write syncwf token file \"%s\": %m",
+						SYNC_TOKEN_TMPFILE)));
+		CloseTransientFile(fd);
+		return false;
+	}
+	CloseTransientFile(fd);
+	return durable_rename(SYNC_TOKEN_TMPFILE, SYNC_TOKEN_FILE, LOG) == 0;
+}
+
+/*
+ * Called once per shared memory initialization (server start and every
+ * crash restart), in the postmaster.
+ */
+void
+sync_tokens_startup(void)
+{
+	uint64		saved = sync_read_token_file();
+	uint64		clock_floor = (uint64) Max(GetCurrentTimestamp(), 0);
+	uint64		start = Max(saved, clock_floor) + 1;
+
+	pg_atomic_write_u64(&SyncState->next_token, start);
+	/* nothing reserved yet: the first grant writes the file */
+	pg_atomic_write_u64(&SyncState->token_reserved, start);
+}
+
+/* Durably reserve tokens up to and including at least 'token'. */
+static void
+sync_reserve_tokens(uint64 token)
+{
+	LWLockAcquire(SyncState->token_lock, LW_EXCLUSIVE);
+	if (token >= pg_atomic_read_u64(&SyncState->token_reserved))
+	{
+		uint64		upto = token + SYNC_TOKEN_BLOCK;
+
+		(void) sync_write_token_file(upto);
+		/* advance even on failure: retrying every grant would not help */
+		pg_atomic_write_u64(&SyncState->token_reserved, upto);
+	}
+	LWLockRelease(SyncState->token_lock);
+}
+
+/* The next fencing token.  Never raises an error. */
+uint64
+sync_next_token(void)
+{
+	uint64		token = pg_atomic_fetch_add_u64(&SyncState->next_token, 1);
+
+	if (token >= pg_atomic_read_u64(&SyncState->token_reserved))
+		sync_reserve_tokens(token);
+	return token;
+}

@@ -1,0 +1,232 @@
+/*-------------------------------------------------------------------------
+ *
+ * wait_queue.c
+ *		Queue order and the grant pass.  Every grant of a syncwf lock happens
+ *		in sync_request_grant(), called from here or from holds.c for a
+ *		request that is grantable when it arrives.
+ *
+ * Rules:
+ *	- a lock's queue is ordered by priority (higher first), then arrival;
+ *	- only a request at the front of a lock's queue may be granted;
+ *	- a request naming several locks is granted all at once, when it is at
+ *	  the front of every one of its queues and each lock has a free slot;
+ *	  until then it blocks every queue it fronts (Argo's rule);
+ *	- whoever frees a slot (release, session or transaction end, a raised
+ *	  limit, a cancelled waiter) runs the grant pass for that lock, grants
+ *	  the front request(s) and sets their owners' latches.  Waiters sleep on
+ *	  their latch and never poll.
+ *
+ * A single-lock front request is granted in place, under the one partition
+ * lock the caller holds.  A multi-lock front request needs the partitions of
+ * all its locks, which may only be taken in ascending order, so it is
+ * recorded here and granted by sync_grant_deferred() after the caller has
+ * released its partition lock.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "syncwf.h"
+
+#include "miscadmin.h"
+#include "storage/latch.h"
+#include "storage/proc.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+
+/* Multi-lock requests found at the front of a queue, to be tried later. */
+typedef struct DeferredRequest
+{
+	SyncEntry  *entry;
+	uint64		request_id;
+	uint32		partmask;
+} DeferredRequest;
+
+static DeferredRequest *deferred = NULL;
+static int	ndeferred = 0;
+static int	maxdeferred = 0;
+
+int
+sync_lock_slots(SyncLock *lock)
+{
+	return lock->kind == SYNC_KIND_MUTEX ? 1 : lock->limit;
+}
+
+/* Does entry a go before entry b in a queue? */
+static inline bool
+sync_entry_precedes(const SyncEntry *a, const SyncEntry *b)
+{
+	if (a->priority != b->priority)
+		return a->priority > b->priority;
+	return a->seq < b->seq;
+}
+
+/*
+ * Put a pending entry into its lock's queue.  Newcomers usually belong at
+ * the tail, so search from there.
+ */
+void
+sync_queue_insert(SyncLock *lock, SyncEntry *entry)
+{
+	dlist_iter	iter;
+
+	entry->state = SYNC_ENTRY_PENDING;
+	lock->nwaiting++;
+
+	dlist_reverse_foreach(iter, &lock->waiters)
+	{
+		SyncEntry  *other = dlist_container(SyncEntry, lock_link, iter.cur);
+
+		if (sync_entry_precedes(other, entry))
+		{
+			dlist_insert_after(&other->lock_link, &entry->lock_link);
+			return;
+		}
+	}
+	dlist_push_head(&lock->waiters, &entry->lock_link);
+}
+
+/*
+ * Can the request that 'entry' belongs to be granted now?  Caller holds the
+ * partitions of every lock of the request.
+ *
+ * A queued entry must be at the front of its queue.  An entry not yet queued
+ * (a try-acquire, or the first look at a new request) must find the queue
+ * empty when respect_queue is set: it never jumps waiters.
+ */
+bool
+sync_request_grantable(SyncEntry *entry, bool respect_queue)
+{
+	SyncEntry  *e = entry;
+
+	do
+	{
+		SyncLock   *lock = e->lock;
+
+		if (lock->nheld >= sync_lock_slots(lock))
+			return false;
+		if (respect_queue)
+		{
+			if (e->state == SYNC_ENTRY_PENDING)
+			{
+				if (dlist_head_element(SyncEntry, lock_link, &lock->waiters) != e)
+					return false;
+			}
+			else if (!dlist_is_empty(&lock->waiters))
+				return false;
+		}
+		e = e->next_in_request;
+	} while (e != entry);
+
+	return true;
+}
+
+/*
+ * Grant every entry of the request: move each from its queue (if queued) to
+ * its lock's holders, give it a fencing token, and wake the owner.  Caller
+ * holds the partitions of every lock of the request exclusively and has
+ * checked sync_request_grantable().
+ */
+void
+sync_request_grant(SyncEntry *entry)
+{
+	TimestampTz now = GetCurrentTimestamp();
+	SyncEntry  *e = entry;
+
+	do
+	{
+		SyncLock   *lock = e->lock;
+
+		if (e->state == SYNC_ENTRY_PENDING)
+		{
+			dlist_delete(&e->lock_link);
+			lock->nwaiting--;
+		}
+		e->state = SYNC_ENTRY_HELD;
+		e->token = sync_next_token();
+		e->since = now;
+		dlist_push_tail(&lock->holders, &e->lock_link);
+		lock->nheld++;
+		e = e->next_in_request;
+	} while (e != entry);
+
+	pg_atomic_fetch_add_u64(&SyncState->grants, 1);
+
+	if (entry->procno != MyProc->pgprocno)
+		SetLatch(&GetPGProcByNumber(entry->procno)->procLatch);
+}
+
+static void
+sync_defer_request(SyncEntry *entry)
+{
+	if (ndeferred >= maxdeferred)
+	{
+		int			newmax = Max(16, maxdeferred * 2);
+
+		if (deferred == NULL)
+			deferred = MemoryContextAlloc(TopMemoryContext,
+										  newmax * sizeof(DeferredRequest));
+		else
+			deferred = repalloc(deferred, newmax * sizeof(DeferredRequest));
+		maxdeferred = newmax;
+	}
+	deferred[ndeferred].entry = entry;
+	deferred[ndeferred].request_id = entry->request_id;
+	deferred[ndeferred].partmask = entry->partmask;
+	ndeferred++;
+}
+
+/*
+ * The grant pass for one lock: grant front requests while slots are free.
+ * Caller holds the lock's partition exclusively.  A multi-lock request at
+ * the front stops the pass and is deferred; the caller must call
+ * sync_grant_deferred() once it holds no partition lock.
+ */
+void
+sync_grant_waiters(SyncLock *lock)
+{
+	while (!dlist_is_empty(&lock->waiters) &&
+		   lock->nheld < sync_lock_slots(lock))
+	{
+		SyncEntry  *front = dlist_head_element(SyncEntry, lock_link,
+											   &lock->waiters);
+
+		if (front->nlocks > 1)
+		{
+			sync_defer_request(front);
+			break;
+		}
+		sync_request_grant(front);
+	}
+}
+
+/*
+ * Try the multi-lock requests recorded by sync_grant_waiters().  Caller holds
+ * no partition lock.  Each one is re-checked under all of its partitions: in
+ * the meantime it may have been granted by someone else, withdrawn, or its
+ * entries reused (request ids are never reused, so a mismatch tells).
+ */
+void
+sync_grant_deferred(void)
+{
+	while (ndeferred > 0)
+	{
+		DeferredRequest item = deferred[--ndeferred];
+		SyncEntry  *entry = item.entry;
+
+		sync_lock_partitions(item.partmask, LW_EXCLUSIVE);
+		if (entry->request_id == item.request_id &&
+			entry->state == SYNC_ENTRY_PENDING &&
+			sync_request_grantable(entry, true))
+		{
+			SyncEntry  *e = entry;
+
+			sync_request_grant(entry);
+			/* slots may remain for the requests behind it */
+			do
+			{
+				sync_grant_waiters(e->lock);
+				e = e->next_in_request;
+			} while (e != entry);
+		}
+		sync_unlock_partitions(item.partmask);
+	}
+}
