@@ -10,11 +10,14 @@
 
 #include "utils/guc.h"
 
-/* Distinct live lock names the shared lock table can hold. */
-int			sync_max_locks = 120000;
+/*
+ * Distinct live lock names the shared lock table can hold.  The defaults fit
+ * 100,000 held locks with room for every backend to wait besides.
+ */
+int			sync_max_locks = 110000;
 
 /* Holds plus queue entries, over all locks. */
-int			sync_max_entries = 240000;
+int			sync_max_entries = 140000;
 
 void
 sync_define_gucs(void)
@@ -22,9 +25,9 @@ sync_define_gucs(void)
 	DefineCustomIntVariable("syncwf.max_locks",
 							"Maximum number of distinct syncwf locks that can be live at once.",
 							"A lock is live while it has a holder or a waiter. "
-							"Each costs about 350 bytes of shared memory.",
+							"Each costs about 340 bytes of shared memory.",
 							&sync_max_locks,
-							120000,
+							110000,
 							16,
 							INT_MAX / 2,
 							PGC_POSTMASTER,
@@ -34,9 +37,9 @@ sync_define_gucs(void)
 	DefineCustomIntVariable("syncwf.max_entries",
 							"Maximum number of syncwf holds and queue entries, over all locks.",
 							"Each hold and each queued request for one lock takes an entry. "
-							"Each costs about 100 bytes of shared memory.",
+							"Each costs 88 bytes of shared memory.",
 							&sync_max_entries,
-							240000,
+							140000,
 							16,
 							INT_MAX / 2,
 							PGC_POSTMASTER,
