@@ -109,7 +109,7 @@ sync_withdraw_request(SyncEntry *first)
 	for (int i = 0; i < nlocks; i++)
 	{
 		sync_grant_waiters(locks[i]);
-		sync_lock_remove_if_idle(locks[i]);
+		sync_lock_idle(locks[i]);
 	}
 	sync_unlock_partitions(partmask);
 	sync_grant_deferred();
@@ -128,7 +128,7 @@ sync_release_entry(SyncEntry *entry)
 	lock->nheld--;
 	sync_entry_free(entry);
 	sync_grant_waiters(lock);
-	sync_lock_remove_if_idle(lock);
+	sync_lock_idle(lock);
 	LWLockRelease(partition);
 	sync_grant_deferred();
 }
@@ -362,6 +362,8 @@ typedef struct AcquireRequest
 	bool	   *needed;			/* not held by this session yet */
 	SyncLockKind *kinds;
 	int32	   *limits;			/* semaphores: limit read from sync_limit */
+	bool		have_limits;	/* limits[] were read (at generation) */
+	Oid			limit_relid;	/* sync_limit table of this database */
 	SyncLockTag *tags;
 	uint32	   *hashes;
 	SyncEntry **entries;		/* reserved shared entries, or NULL */
@@ -426,99 +428,47 @@ sync_reserve_request(AcquireRequest *req, SyncScope scope)
 	}
 }
 
-/* Read the limits of the semaphores the request needs. */
+/* Read the limits of every semaphore the request needs from sync_limit. */
 static void
-sync_read_limits(AcquireRequest *req, Oid fn_oid)
+sync_read_limits(AcquireRequest *req)
 {
 	req->generation = pg_atomic_read_u64(&SyncState->limit_generation);
 	for (int i = 0; i < req->nnames; i++)
 		if (req->needed[i] && req->kinds[i] == SYNC_KIND_SEMAPHORE)
-			req->limits[i] = sync_limit_lookup(req->names[i], fn_oid);
+			req->limits[i] = sync_limit_lookup(req->names[i], req->limit_relid);
+	req->have_limits = true;
 }
 
 /*
- * Find or create each lock and bind the request's entries to it, as one
- * ring.  Caller holds every partition of the request exclusively.  On
- * failure, undoes its own work (idle locks it created are removed) and
- * returns the error to report: 1 = lock table full, 2 = a semaphore lost its
- * limit row (*failed is its index); returns 0 and the first entry on success.
+ * Does the request need to read limits before it can be bound?  Yes if one
+ * of its semaphores is not in the lock table, or only as a cached entry from
+ * another sync_limit table (the extension was dropped and created again).
+ * Caller holds the request's partitions.
  */
-static int
-sync_bind_request(AcquireRequest *req, int32 priority, SyncScope scope,
-				  SyncLock **created, int *ncreated, SyncEntry **first,
-				  int *failed)
+static bool
+sync_limits_missing(AcquireRequest *req)
 {
-	uint64		request_id = pg_atomic_fetch_add_u64(&SyncState->next_request_id, 1);
-	uint64		seq = pg_atomic_fetch_add_u64(&SyncState->next_seq, 1);
-	TimestampTz now = GetCurrentTimestamp();
-	SyncEntry  *prev = NULL;
-	int			error = 0;
-
-	*ncreated = 0;
-	*first = NULL;
 	for (int i = 0; i < req->nnames; i++)
 	{
-		SyncEntry  *e = req->entries[i];
 		SyncLock   *lock;
-		bool		found;
 
-		if (!req->needed[i])
+		if (!req->needed[i] || req->kinds[i] != SYNC_KIND_SEMAPHORE)
 			continue;
-		lock = sync_lock_create(&req->tags[i], req->hashes[i], &found);
-		if (lock == NULL)
-		{
-			error = 1;
-			break;
-		}
-		if (!found)
-		{
-			created[(*ncreated)++] = lock;
-			lock->kind = req->kinds[i];
-			lock->limit = (req->kinds[i] == SYNC_KIND_MUTEX) ? 1 : req->limits[i];
-			lock->limit_defined = true;
-		}
-		else if (!lock->limit_defined)
-		{
-			/* its sync_limit row was deleted while it was in use */
-			*failed = i;
-			error = 2;
-			break;
-		}
-
-		e->lock = lock;
-		e->request_id = request_id;
-		e->seq = seq;
-		e->priority = priority;
-		e->pid = MyProcPid;
-		e->procno = MyProc->pgprocno;
-		e->scope = scope;
-		e->partmask = req->partmask;
-		e->nlocks = req->nneeded;
-		e->since = now;
-		e->state = SYNC_ENTRY_FREE; /* in no list yet */
-		if (*first == NULL)
-			*first = e;
-		else
-			prev->next_in_request = e;
-		prev = e;
+		lock = sync_lock_lookup(&req->tags[i], req->hashes[i]);
+		if (lock == NULL || (lock->cached && lock->limit_relid != req->limit_relid))
+			return true;
 	}
-
-	if (error != 0)
-	{
-		for (int i = 0; i < *ncreated; i++)
-			sync_lock_remove_if_idle(created[i]);
-		return error;
-	}
-	prev->next_in_request = *first;
-	return 0;
+	return false;
 }
 
 /*
- * Reserve entries and placeholders, read semaphore limits (through a cache),
- * and return holding every partition of the request exclusively.  A limit
- * change that commits after the limits were read makes us read them again,
- * so a new lock never starts with a stale limit.  On error, nothing stays
- * reserved.
+ * Reserve entries and placeholders, and return holding every partition of
+ * the request exclusively, with limits read for every semaphore the lock
+ * table does not know.  Most of the time every lock is there (live, or a
+ * cached semaphore), and no table is read.  Otherwise the limits are read
+ * (no LWLock may be held meanwhile) and the partitions taken again; a limit
+ * change that committed in between makes us read again, so a lock never
+ * starts with a stale limit.  On error, nothing stays reserved.
  */
 static void
 sync_prepare_request(AcquireRequest *req, SyncScope scope, Oid fn_oid)
@@ -526,13 +476,22 @@ sync_prepare_request(AcquireRequest *req, SyncScope scope, Oid fn_oid)
 	PG_TRY();
 	{
 		sync_reserve_request(req, scope);
+		for (int i = 0; i < req->nnames; i++)
+			if (req->needed[i] && req->kinds[i] == SYNC_KIND_SEMAPHORE)
+			{
+				req->limit_relid = sync_limit_relid(fn_oid);
+				break;
+			}
+
 		for (;;)
 		{
-			sync_read_limits(req, fn_oid);
 			sync_lock_partitions(req->partmask, LW_EXCLUSIVE);
-			if (pg_atomic_read_u64(&SyncState->limit_generation) == req->generation)
+			if (req->have_limits
+				? pg_atomic_read_u64(&SyncState->limit_generation) == req->generation
+				: !sync_limits_missing(req))
 				break;
 			sync_unlock_partitions(req->partmask);
+			sync_read_limits(req);
 		}
 	}
 	PG_CATCH();
@@ -541,6 +500,130 @@ sync_prepare_request(AcquireRequest *req, SyncScope scope, Oid fn_oid)
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
+}
+
+/* Fill in an entry of the request, bound to 'lock'. */
+static void
+sync_bind_entry(AcquireRequest *req, int i, SyncLock *lock, uint64 request_id,
+				uint64 seq, int32 priority, SyncScope scope, TimestampTz now)
+{
+	SyncEntry  *e = req->entries[i];
+
+	e->lock = lock;
+	e->request_id = request_id;
+	e->seq = seq;
+	e->priority = priority;
+	e->pid = MyProcPid;
+	e->procno = MyProc->pgprocno;
+	e->scope = scope;
+	e->partmask = req->partmask;
+	e->nlocks = req->nneeded;
+	e->since = now;
+	e->state = SYNC_ENTRY_FREE; /* in no list yet */
+}
+
+/* Let the locks a failed request touched go idle again. */
+static void
+sync_unbind_request(AcquireRequest *req)
+{
+	for (int i = 0; i < req->nnames; i++)
+		if (req->entries[i] != NULL && req->entries[i]->lock != NULL)
+		{
+			sync_lock_idle(req->entries[i]->lock);
+			req->entries[i]->lock = NULL;
+		}
+}
+
+/*
+ * Find or create each lock and bind the request's entries to it, as one
+ * ring.  Caller holds every partition of the request exclusively (from
+ * sync_prepare_request).  Existing locks are bound first, so that creating
+ * the others (which may evict cached semaphores) cannot evict them.
+ *
+ * On failure, undoes its own work and returns the error to report:
+ * 1 = lock table full, 2 = a semaphore lost its limit row (*failed is its
+ * index).  Returns 0 and the request's first entry on success.
+ */
+static int
+sync_bind_request(AcquireRequest *req, int32 priority, SyncScope scope,
+				  SyncEntry **first, int *failed)
+{
+	uint64		request_id = pg_atomic_fetch_add_u64(&SyncState->next_request_id, 1);
+	uint64		seq = pg_atomic_fetch_add_u64(&SyncState->next_seq, 1);
+	TimestampTz now = GetCurrentTimestamp();
+	SyncEntry  *prev = NULL;
+
+	for (int pass = 0; pass < 2; pass++)
+	{
+		for (int i = 0; i < req->nnames; i++)
+		{
+			SyncLock   *lock;
+			bool		found;
+
+			if (!req->needed[i] || req->entries[i]->lock != NULL)
+				continue;
+			if (pass == 0)
+			{
+				lock = sync_lock_lookup(&req->tags[i], req->hashes[i]);
+				if (lock == NULL)
+					continue;
+				sync_lock_uncache(lock);
+				found = true;
+			}
+			else
+			{
+				lock = sync_lock_create(&req->tags[i], req->hashes[i], &found);
+				if (lock == NULL)
+				{
+					sync_unbind_request(req);
+					return 1;
+				}
+			}
+
+			if (!found)
+			{
+				Assert(req->kinds[i] == SYNC_KIND_MUTEX || req->have_limits);
+				lock->kind = req->kinds[i];
+				lock->limit = (req->kinds[i] == SYNC_KIND_MUTEX) ? 1 : req->limits[i];
+				lock->limit_relid = req->limit_relid;
+				lock->limit_defined = true;
+			}
+			else if (lock->kind == SYNC_KIND_SEMAPHORE &&
+					 lock->limit_relid != req->limit_relid &&
+					 lock->nheld == 0 && lock->nwaiting == 0)
+			{
+				/* a cached limit from a dropped sync_limit: use the new one */
+				Assert(req->have_limits);
+				lock->limit = req->limits[i];
+				lock->limit_relid = req->limit_relid;
+				lock->limit_defined = true;
+			}
+			else if (!lock->limit_defined)
+			{
+				/* its sync_limit row was deleted while it was in use */
+				sync_bind_entry(req, i, lock, request_id, seq, priority, scope, now);
+				sync_unbind_request(req);
+				*failed = i;
+				return 2;
+			}
+			sync_bind_entry(req, i, lock, request_id, seq, priority, scope, now);
+		}
+	}
+
+	/* link the ring in argument order */
+	*first = NULL;
+	for (int i = 0; i < req->nnames; i++)
+	{
+		if (!req->needed[i])
+			continue;
+		if (*first == NULL)
+			*first = req->entries[i];
+		else
+			prev->next_in_request = req->entries[i];
+		prev = req->entries[i];
+	}
+	prev->next_in_request = *first;
+	return 0;
 }
 
 /*
@@ -589,8 +672,6 @@ sync_acquire_locks(char **names, int nnames, int32 priority,
 				   Oid fn_oid, int64 *tokens)
 {
 	AcquireRequest req;
-	SyncLock  **created = palloc(sizeof(SyncLock *) * nnames);
-	int			ncreated;
 	SyncEntry  *first;
 	int			failed = -1;
 	int			error;
@@ -633,8 +714,7 @@ sync_acquire_locks(char **names, int nnames, int32 priority,
 
 	sync_prepare_request(&req, scope, fn_oid);
 
-	error = sync_bind_request(&req, priority, scope, created, &ncreated,
-							  &first, &failed);
+	error = sync_bind_request(&req, priority, scope, &first, &failed);
 	if (error != 0)
 	{
 		sync_unlock_partitions(req.partmask);
@@ -660,8 +740,7 @@ sync_acquire_locks(char **names, int nnames, int32 priority,
 		if (granted)
 			sync_request_grant(first);
 		else
-			for (int i = 0; i < ncreated; i++)
-				sync_lock_remove_if_idle(created[i]);
+			sync_unbind_request(&req);
 	}
 	else
 	{

@@ -5,15 +5,14 @@
  *		them in each backend, and carrying changes into shared memory when
  *		the changing transaction commits.
  *
- * The table is the truth.  A live semaphore keeps its limit in its SyncLock;
- * a backend creating a semaphore reads the limit through a backend-local
- * cache.  Every committed change to sync_limit bumps
- * SyncState->limit_generation *before* it updates the live locks, and:
- *
- *	- a backend flushes its cache whenever the generation moved;
- *	- a backend creating a lock re-checks the generation under the lock's
- *	  partition lock and starts over if it moved (holds.c), so a limit read
- *	  before a concurrent change can never be installed after it.
+ * The table is the truth.  A semaphore in the lock table (live, or cached
+ * after its last holder left: see lock_table.c) carries its limit and the
+ * OID of the sync_limit table it came from; only a semaphore missing from
+ * the lock table costs a query.  Every committed change to sync_limit bumps
+ * SyncState->limit_generation *before* it updates the lock table, and a
+ * backend that read limits re-checks the generation under the partition
+ * locks before it creates a lock from them (holds.c), so a limit read
+ * before a concurrent change can never be installed after it.
  *
  * Changes are collected by a row trigger (and a TRUNCATE trigger) on
  * sync_limit.  Just before commit the changed rows are read again with a
@@ -34,12 +33,12 @@
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
+#include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
-#define LIMIT_CACHE_MAX		10000
 #define LIMIT_UNDEFINED		(-1)
 
 typedef struct LimitEntry
@@ -48,18 +47,19 @@ typedef struct LimitEntry
 	int32		limit;			/* LIMIT_UNDEFINED: no row */
 } LimitEntry;
 
-/* Backend-local cache of sync_limit, valid for one generation. */
-static HTAB *limit_cache = NULL;
-static uint64 limit_cache_generation = 0;
-
-/* Prepared lookup, for the schema it was built for. */
+/* Prepared lookup, for the sync_limit table it was built for. */
 static SPIPlanPtr lookup_plan = NULL;
-static Oid	lookup_plan_nsp = InvalidOid;
+static Oid	lookup_plan_relid = InvalidOid;
+
+/* The sync_limit table of the schema last asked about. */
+static Oid	limit_table_nsp = InvalidOid;
+static Oid	limit_table_relid = InvalidOid;
+static bool relcache_callback_registered = false;
 
 /* This transaction's changes to sync_limit. */
 static List *pending_names = NIL;	/* char *, in TopTransactionContext */
 static bool pending_all = false;	/* TRUNCATE: every row may have changed */
-static Oid	pending_nsp = InvalidOid;
+static Oid	pending_relid = InvalidOid;
 static HTAB *pending_values = NULL; /* LimitEntry, read at pre-commit */
 
 static HTAB *
@@ -74,28 +74,56 @@ sync_limit_hash_create(const char *name, MemoryContext cxt, long size)
 	return hash_create(name, size, &ctl, HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
 }
 
+/* Forget the sync_limit OID when the table changes (e.g. it is dropped). */
 static void
-sync_limit_cache_reset(uint64 generation)
+sync_limit_relcache_callback(Datum arg, Oid relid)
 {
-	if (limit_cache != NULL)
-		hash_destroy(limit_cache);
-	limit_cache = sync_limit_hash_create("syncwf limit cache",
-										 TopMemoryContext, 256);
-	limit_cache_generation = generation;
+	if (relid == InvalidOid || relid == limit_table_relid)
+		limit_table_relid = InvalidOid;
 }
 
-/* Build (once per schema) the plan that reads one limit. */
-static SPIPlanPtr
-sync_lookup_plan(Oid nsp)
+/*
+ * The OID of the sync_limit table that belongs with the calling function:
+ * the one in the function's own schema.
+ */
+Oid
+sync_limit_relid(Oid fn_oid)
 {
-	if (lookup_plan == NULL || lookup_plan_nsp != nsp)
+	Oid			nsp = get_func_namespace(fn_oid);
+
+	if (nsp != limit_table_nsp || !OidIsValid(limit_table_relid))
+	{
+		Oid			relid = get_relname_relid("sync_limit", nsp);
+
+		if (!OidIsValid(relid))
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_TABLE),
+					 errmsg("table sync_limit of extension syncwf does not exist"),
+					 errhint("Recreate the extension: DROP EXTENSION syncwf; CREATE EXTENSION syncwf;")));
+		if (!relcache_callback_registered)
+		{
+			CacheRegisterRelcacheCallback(sync_limit_relcache_callback, (Datum) 0);
+			relcache_callback_registered = true;
+		}
+		limit_table_nsp = nsp;
+		limit_table_relid = relid;
+	}
+	return limit_table_relid;
+}
+
+/* Build (once per table) the plan that reads one limit. */
+static SPIPlanPtr
+sync_lookup_plan(Oid relid)
+{
+	if (lookup_plan == NULL || lookup_plan_relid != relid)
 	{
 		char	   *query;
 		Oid			argtypes[1] = {TEXTOID};
 		SPIPlanPtr	plan;
 
-		query = psprintf("SELECT sizelimit FROM %s.sync_limit WHERE name = $1",
-						 quote_identifier(get_namespace_name(nsp)));
+		query = psprintf("SELECT sizelimit FROM %s WHERE name = $1",
+						 quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
+													get_rel_name(relid)));
 		plan = SPI_prepare(query, 1, argtypes);
 		if (plan == NULL)
 			elog(ERROR, "SPI_prepare failed for \"%s\": %s",
@@ -105,7 +133,7 @@ sync_lookup_plan(Oid nsp)
 		if (lookup_plan != NULL)
 			SPI_freeplan(lookup_plan);
 		lookup_plan = plan;
-		lookup_plan_nsp = nsp;
+		lookup_plan_relid = relid;
 	}
 	return lookup_plan;
 }
@@ -116,14 +144,14 @@ sync_lookup_plan(Oid nsp)
  * checked).  Caller is connected to SPI.  Returns LIMIT_UNDEFINED for no row.
  */
 static int32
-sync_limit_read(Oid nsp, const char *limit_name)
+sync_limit_read(Oid relid, const char *limit_name)
 {
 	Datum		values[1];
 	int			rc;
 	int32		limit = LIMIT_UNDEFINED;
 
 	values[0] = CStringGetTextDatum(limit_name);
-	rc = SPI_execute_snapshot(sync_lookup_plan(nsp), values, NULL,
+	rc = SPI_execute_snapshot(sync_lookup_plan(relid), values, NULL,
 							  GetLatestSnapshot(), InvalidSnapshot,
 							  true, false, 1);
 	if (rc != SPI_OK_SELECT)
@@ -141,29 +169,18 @@ sync_limit_read(Oid nsp, const char *limit_name)
 }
 
 /*
- * The limit of semaphore lock_name ("sem/<namespace>/<key>"), from the
- * sync_limit table in the schema of the calling function.  Raises 42704 when
- * the table has no row for it.
+ * The limit of semaphore lock_name ("sem/<namespace>/<key>") from the
+ * sync_limit table relid.  Raises 42704 when the table has no row for it.
  */
 int32
-sync_limit_lookup(const char *lock_name, Oid fn_oid)
+sync_limit_lookup(const char *lock_name, Oid relid)
 {
 	const char *limit_name = lock_name + 4;
-	uint64		generation = pg_atomic_read_u64(&SyncState->limit_generation);
-	LimitEntry *cached;
 	int32		limit;
-	bool		found;
-
-	if (limit_cache == NULL || generation != limit_cache_generation)
-		sync_limit_cache_reset(generation);
-
-	cached = hash_search(limit_cache, limit_name, HASH_FIND, NULL);
-	if (cached != NULL)
-		return cached->limit;
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	limit = sync_limit_read(get_func_namespace(fn_oid), limit_name);
+	limit = sync_limit_read(relid, limit_name);
 	SPI_finish();
 
 	if (limit == LIMIT_UNDEFINED)
@@ -173,11 +190,6 @@ sync_limit_lookup(const char *lock_name, Oid fn_oid)
 				 errdetail("The table sync_limit has no row named \"%s\".", limit_name),
 				 errhint("Insert one, for example: INSERT INTO sync_limit (name, sizelimit) VALUES ('%s', 1);",
 						 limit_name)));
-
-	if (hash_get_num_entries(limit_cache) >= LIMIT_CACHE_MAX)
-		sync_limit_cache_reset(generation);
-	cached = hash_search(limit_cache, limit_name, HASH_ENTER, &found);
-	cached->limit = limit;
 	return limit;
 }
 
@@ -201,7 +213,7 @@ sync_limit_changed(PG_FUNCTION_ARGS)
 
 	sync_require_shmem();
 	sync_backend_setup();		/* so that our commit callback runs */
-	pending_nsp = RelationGetNamespace(trigdata->tg_relation);
+	pending_relid = RelationGetRelid(trigdata->tg_relation);
 
 	if (TRIGGER_FIRED_BY_TRUNCATE(trigdata->tg_event))
 	{
@@ -261,8 +273,9 @@ sync_limits_precommit(void)
 
 	if (pending_all)
 	{
-		char	   *query = psprintf("SELECT name, sizelimit FROM %s.sync_limit",
-									 quote_identifier(get_namespace_name(pending_nsp)));
+		char	   *query = psprintf("SELECT name, sizelimit FROM %s",
+									 quote_qualified_identifier(get_namespace_name(get_rel_namespace(pending_relid)),
+																get_rel_name(pending_relid)));
 		int			rc;
 
 		PushActiveSnapshot(GetLatestSnapshot());
@@ -289,23 +302,33 @@ sync_limits_precommit(void)
 			LimitEntry *entry = hash_search(pending_values, name, HASH_ENTER, &found);
 
 			if (!found)
-				entry->limit = sync_limit_read(pending_nsp, name);
+				entry->limit = sync_limit_read(pending_relid, name);
 		}
 	}
 	SPI_finish();
 }
 
-/* Install one limit into the live semaphore of that name, if any. */
+/*
+ * Install one committed limit into the semaphore of that name in the lock
+ * table.  Caller holds its partition exclusively.
+ */
 static void
 sync_limit_apply(SyncLock *lock, int32 limit)
 {
 	if (limit == LIMIT_UNDEFINED)
 	{
+		if (lock->cached)
+		{
+			/* nobody uses it: forget it, the next acquire will fail */
+			sync_lock_remove(lock);
+			return;
+		}
 		/* holders and waiters keep the old limit; newcomers are refused */
 		lock->limit_defined = false;
 		return;
 	}
 	lock->limit = limit;
+	lock->limit_relid = pending_relid;
 	lock->limit_defined = true;
 	/* a raised limit grants at once; a lowered one preempts nobody */
 	sync_grant_waiters(lock);
@@ -326,7 +349,7 @@ sync_limits_at_commit(void)
 		return;
 	}
 
-	/* first invalidate every cache and every lock creation in flight */
+	/* first invalidate every lock creation in flight (see holds.c) */
 	pg_atomic_fetch_add_u64(&SyncState->limit_generation, 1);
 
 	if (pending_all)
@@ -342,6 +365,7 @@ sync_limits_at_commit(void)
 
 			if (lock->tag.dbid != MyDatabaseId || lock->kind != SYNC_KIND_SEMAPHORE)
 				continue;
+			/* (removing the entry just returned is allowed during a scan) */
 			value = hash_search(pending_values, lock->tag.name + 4, HASH_FIND, NULL);
 			sync_limit_apply(lock, value ? value->limit : LIMIT_UNDEFINED);
 		}

@@ -12,7 +12,9 @@
  *	  order (sync_lock_partitions), which makes deadlock between them
  *	  impossible;
  *	- the entry free list is protected by a spinlock, held only to push or
- *	  pop one entry.
+ *	  pop one entry;
+ *	- a partition's idle list (cached semaphores) is protected by that
+ *	  partition's lock.
  *
  *-------------------------------------------------------------------------
  */
@@ -74,6 +76,8 @@ sync_shmem_startup(void)
 
 		memset(SyncState, 0, sizeof(SyncShared));
 		SyncState->partition_locks = locks;
+		for (int i = 0; i < SYNC_NUM_PARTITIONS; i++)
+			dlist_init(&SyncState->idle_locks[i]);
 		SyncState->token_lock = &locks[SYNC_NUM_PARTITIONS].lock;
 		SpinLockInit(&SyncState->pool_mutex);
 		pg_atomic_init_u32(&SyncState->nlocks, 0);
@@ -175,7 +179,7 @@ sync_unlock_partitions(uint32 partmask)
 			LWLockRelease(&SyncState->partition_locks[i].lock);
 }
 
-/* Find a live lock.  Caller holds its partition lock. */
+/* Find a lock, live or cached.  Caller holds its partition lock. */
 SyncLock *
 sync_lock_lookup(const SyncLockTag *tag, uint32 hashcode)
 {
@@ -183,30 +187,96 @@ sync_lock_lookup(const SyncLockTag *tag, uint32 hashcode)
 													HASH_FIND, NULL);
 }
 
+/* Drop a lock from the hash.  Caller holds its partition exclusively. */
+void
+sync_lock_remove(SyncLock *lock)
+{
+	Assert(lock->nheld == 0 && lock->nwaiting == 0);
+	if (lock->cached)
+		dlist_delete(&lock->idle_link);
+	hash_search_with_hash_value(SyncLockHash, &lock->tag, lock->hashcode,
+								HASH_REMOVE, NULL);
+	pg_atomic_fetch_sub_u32(&SyncState->nlocks, 1);
+}
+
+/* A cached semaphore is about to be used again: take it off the idle list. */
+void
+sync_lock_uncache(SyncLock *lock)
+{
+	if (lock->cached)
+	{
+		dlist_delete(&lock->idle_link);
+		lock->cached = false;
+	}
+}
+
 /*
- * Find or create a live lock.  Caller holds its partition lock exclusively.
- * Returns NULL, without raising an error, when the table is full: the caller
- * undoes its own work first and then reports it.  A new lock has no holders,
- * no waiters and no limit; the caller sets kind and limit.
+ * Make room for one lock by dropping the least recently used cached
+ * semaphore of some partition.  Partitions this backend holds exclusively
+ * are used as they are; others are only tried with a conditional acquire,
+ * which cannot deadlock whatever else we hold.  False if nothing could be
+ * evicted.
+ */
+static bool
+sync_evict_cached(uint32 hashcode)
+{
+	int			home = sync_partition_of(hashcode);
+
+	for (int k = 0; k < SYNC_NUM_PARTITIONS; k++)
+	{
+		int			p = (home + k) % SYNC_NUM_PARTITIONS;
+		LWLock	   *partition = &SyncState->partition_locks[p].lock;
+		bool		acquired = false;
+		bool		evicted = false;
+
+		if (!LWLockHeldByMeInMode(partition, LW_EXCLUSIVE))
+		{
+			if (LWLockHeldByMe(partition) ||
+				!LWLockConditionalAcquire(partition, LW_EXCLUSIVE))
+				continue;
+			acquired = true;
+		}
+		if (!dlist_is_empty(&SyncState->idle_locks[p]))
+		{
+			sync_lock_remove(dlist_head_element(SyncLock, idle_link,
+												&SyncState->idle_locks[p]));
+			evicted = true;
+		}
+		if (acquired)
+			LWLockRelease(partition);
+		if (evicted)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Find or create a lock.  Caller holds its partition lock exclusively.
+ * A cached semaphore that is found comes off the idle list: the caller is
+ * about to use it.  Returns NULL, without raising an error, when the table
+ * is full and no cached semaphore can be evicted: the caller undoes its own
+ * work first and then reports it.  A new lock has no holders, no waiters
+ * and no limit; the caller sets kind and limit.
  */
 SyncLock *
 sync_lock_create(const SyncLockTag *tag, uint32 hashcode, bool *found)
 {
 	SyncLock   *lock;
 
-	lock = (SyncLock *) hash_search_with_hash_value(SyncLockHash, tag, hashcode,
-													HASH_FIND, NULL);
+	lock = sync_lock_lookup(tag, hashcode);
 	if (lock != NULL)
 	{
 		*found = true;
+		sync_lock_uncache(lock);
 		return lock;
 	}
 	*found = false;
 
-	if (pg_atomic_fetch_add_u32(&SyncState->nlocks, 1) >= (uint32) sync_max_locks)
+	while (pg_atomic_fetch_add_u32(&SyncState->nlocks, 1) >= (uint32) sync_max_locks)
 	{
 		pg_atomic_fetch_sub_u32(&SyncState->nlocks, 1);
-		return NULL;
+		if (!sync_evict_cached(hashcode))
+			return NULL;
 	}
 
 	lock = (SyncLock *) hash_search_with_hash_value(SyncLockHash, tag, hashcode,
@@ -220,7 +290,9 @@ sync_lock_create(const SyncLockTag *tag, uint32 hashcode, bool *found)
 	lock->hashcode = hashcode;
 	lock->kind = SYNC_KIND_MUTEX;
 	lock->limit_defined = true;
+	lock->cached = false;
 	lock->limit = 1;
+	lock->limit_relid = InvalidOid;
 	lock->nheld = 0;
 	lock->nwaiting = 0;
 	dlist_init(&lock->holders);
@@ -228,16 +300,25 @@ sync_lock_create(const SyncLockTag *tag, uint32 hashcode, bool *found)
 	return lock;
 }
 
-/* Drop a lock that nobody holds or waits for.  Caller holds its partition. */
+/*
+ * Called whenever a lock may have lost its last holder or waiter.  A mutex
+ * is dropped; a semaphore with a limit is kept as a cached entry, most
+ * recently used last.  Caller holds its partition exclusively.
+ */
 void
-sync_lock_remove_if_idle(SyncLock *lock)
+sync_lock_idle(SyncLock *lock)
 {
-	if (lock->nheld != 0 || lock->nwaiting != 0)
+	if (lock->nheld != 0 || lock->nwaiting != 0 || lock->cached)
 		return;
 	Assert(dlist_is_empty(&lock->holders) && dlist_is_empty(&lock->waiters));
-	hash_search_with_hash_value(SyncLockHash, &lock->tag, lock->hashcode,
-								HASH_REMOVE, NULL);
-	pg_atomic_fetch_sub_u32(&SyncState->nlocks, 1);
+	if (lock->kind == SYNC_KIND_SEMAPHORE && lock->limit_defined)
+	{
+		lock->cached = true;
+		dlist_push_tail(&SyncState->idle_locks[sync_partition_of(lock->hashcode)],
+						&lock->idle_link);
+	}
+	else
+		sync_lock_remove(lock);
 }
 
 /* Take an entry from the pool; NULL when the pool is empty. */

@@ -224,7 +224,8 @@ sync_release_all(PG_FUNCTION_ARGS)
 
 /*
  * Monitoring.  Copy what we need under the partition locks (all of them,
- * shared, in order), then build the result with no lock held.
+ * shared, in order), then build the result with no lock held.  Cached
+ * semaphores (no holder, no waiter) are not shown.
  */
 typedef struct LockRow
 {
@@ -277,7 +278,7 @@ sync_lock_status(PG_FUNCTION_ARGS)
 	{
 		LockRow    *row;
 
-		if (lock->tag.dbid != MyDatabaseId)
+		if (lock->tag.dbid != MyDatabaseId || lock->cached)
 			continue;
 		row = &rows[nrows++];
 		row->name = pstrdup(lock->tag.name);
@@ -353,7 +354,7 @@ sync_entry_status(PG_FUNCTION_ARGS)
 	{
 		char	   *name;
 
-		if (lock->tag.dbid != MyDatabaseId)
+		if (lock->tag.dbid != MyDatabaseId || lock->cached)
 			continue;
 		name = pstrdup(lock->tag.name);
 		nrows = sync_copy_entries(&lock->holders, rows, nrows, name, false);

@@ -74,9 +74,12 @@ typedef struct SyncLockTag
 } SyncLockTag;
 
 /*
- * One live lock.  Lives in the shared hash table while it has at least one
- * holder or queue entry; removed when the last one leaves.  Every field is
- * protected by the lock's partition LWLock.
+ * One lock.  Lives in the shared hash table while it has at least one holder
+ * or queue entry.  When the last one leaves, a mutex is removed; a semaphore
+ * stays as a *cached* entry on its partition's idle list, remembering its
+ * limit so that the next acquire needs no table lookup, until the table
+ * needs the room (least recently used first) or its sync_limit row changes.
+ * Every field is protected by the lock's partition LWLock.
  */
 typedef struct SyncLock
 {
@@ -84,7 +87,10 @@ typedef struct SyncLock
 	uint32		hashcode;		/* hash of tag; picks the partition */
 	uint8		kind;			/* SyncLockKind */
 	bool		limit_defined;	/* semaphore: sync_limit row exists */
+	bool		cached;			/* idle, on the partition's idle list */
 	int32		limit;			/* slots: 1 for a mutex, sizelimit otherwise */
+	Oid			limit_relid;	/* semaphore: sync_limit table it came from */
+	dlist_node	idle_link;		/* in SyncShared.idle_locks[partition] */
 	int32		nheld;			/* entries in holders */
 	int32		nwaiting;		/* entries in waiters */
 	dlist_head	holders;		/* SyncEntry, in grant order */
@@ -126,11 +132,14 @@ typedef struct SyncEntry
 typedef struct SyncShared
 {
 	LWLockPadded *partition_locks;	/* SYNC_NUM_PARTITIONS of them */
+	dlist_head	idle_locks[SYNC_NUM_PARTITIONS];	/* cached semaphores, LRU
+													 * first; under the
+													 * partition lock */
 	LWLock	   *token_lock;		/* serializes token reservation writes */
 	slock_t		pool_mutex;		/* protects the entry free list */
 	int32		pool_free_head;	/* first free entry index, or -1 */
 	int32		pool_nfree;
-	pg_atomic_uint32 nlocks;	/* live entries in the lock hash */
+	pg_atomic_uint32 nlocks;	/* entries in the lock hash, cached included */
 	pg_atomic_uint64 next_seq;	/* arrival counter */
 	pg_atomic_uint64 next_request_id;
 	pg_atomic_uint64 next_token;	/* next fencing token to hand out */
@@ -157,7 +166,9 @@ extern int	sync_partition_of(uint32 hashcode);
 extern SyncLock *sync_lock_lookup(const SyncLockTag *tag, uint32 hashcode);
 extern SyncLock *sync_lock_create(const SyncLockTag *tag, uint32 hashcode,
 								  bool *found);
-extern void sync_lock_remove_if_idle(SyncLock *lock);
+extern void sync_lock_idle(SyncLock *lock);
+extern void sync_lock_uncache(SyncLock *lock);
+extern void sync_lock_remove(SyncLock *lock);
 extern SyncEntry *sync_entry_alloc(void);
 extern void sync_entry_free(SyncEntry *entry);
 extern void sync_lock_partitions(uint32 partmask, LWLockMode mode);
@@ -177,7 +188,8 @@ extern void sync_grant_deferred(void);
 extern int	sync_lock_slots(SyncLock *lock);
 
 /* limits.c */
-extern int32 sync_limit_lookup(const char *lock_name, Oid fn_oid);
+extern Oid	sync_limit_relid(Oid fn_oid);
+extern int32 sync_limit_lookup(const char *lock_name, Oid relid);
 extern bool sync_limits_pending(void);
 extern void sync_limits_precommit(void);
 extern void sync_limits_at_commit(void);
