@@ -41,6 +41,9 @@
 
 #define LIMIT_UNDEFINED		(-1)
 
+/* Changed rows past which pre-commit reads the whole table instead. */
+#define LIMIT_BULK_CHANGE	1000
+
 typedef struct LimitEntry
 {
 	char		name[SYNC_NAME_BUFLEN]; /* "<namespace>/<key>", hash key */
@@ -231,6 +234,17 @@ sync_limit_changed(PG_FUNCTION_ARGS)
 	}
 	else if (TRIGGER_FIRED_BY_DELETE(trigdata->tg_event))
 		tuples[ntuples++] = trigdata->tg_trigtuple;
+
+	/* past a bulk change, one read of the whole table is cheaper */
+	if (pending_all)
+		return PointerGetDatum(NULL);
+	if (list_length(pending_names) >= LIMIT_BULK_CHANGE)
+	{
+		pending_all = true;
+		list_free_deep(pending_names);
+		pending_names = NIL;
+		return PointerGetDatum(NULL);
+	}
 
 	oldcxt = MemoryContextSwitchTo(TopTransactionContext);
 	for (int i = 0; i < ntuples; i++)
