@@ -1,0 +1,101 @@
+-- API contract of the syncwf functions: signatures (argument names, types,
+-- defaults), return types, volatility, parallel safety, strictness, and the
+-- exact set of functions the extension installs.
+BEGIN;
+
+-- One row per SQL-callable API function (the 12 overloads of the contract).
+CREATE TEMP TABLE api (
+    fname    name,
+    args     name[],      -- argument types, as pgTAP spells them
+    rettype  text,
+    arglist  text         -- pg_get_function_arguments()
+) ON COMMIT DROP;
+
+INSERT INTO api VALUES
+  ('sync_acquire',          '{text,integer,interval}',   'bigint',
+   'lock_name text, priority integer DEFAULT 0, timeout interval DEFAULT NULL::interval'),
+  ('sync_acquire',          '{text[],integer,interval}', 'bigint[]',
+   'lock_names text[], priority integer DEFAULT 0, timeout interval DEFAULT NULL::interval'),
+  ('sync_try_acquire',      '{text,integer}',            'bigint',
+   'lock_name text, priority integer DEFAULT 0'),
+  ('sync_try_acquire',      '{text[],integer}',          'bigint[]',
+   'lock_names text[], priority integer DEFAULT 0'),
+  ('sync_acquire_xact',     '{text,integer,interval}',   'bigint',
+   'lock_name text, priority integer DEFAULT 0, timeout interval DEFAULT NULL::interval'),
+  ('sync_acquire_xact',     '{text[],integer,interval}', 'bigint[]',
+   'lock_names text[], priority integer DEFAULT 0, timeout interval DEFAULT NULL::interval'),
+  ('sync_try_acquire_xact', '{text,integer}',            'bigint',
+   'lock_name text, priority integer DEFAULT 0'),
+  ('sync_try_acquire_xact', '{text[],integer}',          'bigint[]',
+   'lock_names text[], priority integer DEFAULT 0'),
+  ('sync_release',          '{text}',                    'boolean',
+   'lock_name text'),
+  ('sync_release_all',      '{}',                        'integer',
+   '');
+
+-- 10 functions x 7 assertions + 4 others
+SELECT plan(74);
+
+SELECT has_extension('syncwf', 'extension syncwf is installed');
+
+SELECT has_function(fname, args, format('%s(%s) exists', fname, array_to_string(args, ', ')))
+  FROM api ORDER BY fname, args;
+
+SELECT function_returns(fname, args, rettype,
+                        format('%s(%s) returns %s', fname, array_to_string(args, ', '), rettype))
+  FROM api ORDER BY fname, args;
+
+SELECT is(pg_catalog.pg_get_function_arguments(
+              to_regprocedure(format('%I(%s)', fname, array_to_string(args, ',')))),
+          arglist,
+          format('%s(%s): argument names and defaults', fname, array_to_string(args, ', ')))
+  FROM api ORDER BY fname, args;
+
+SELECT volatility_is(fname, args, 'volatile',
+                     format('%s(%s) is VOLATILE', fname, array_to_string(args, ', ')))
+  FROM api ORDER BY fname, args;
+
+SELECT is((SELECT proparallel::text FROM pg_catalog.pg_proc
+            WHERE oid = to_regprocedure(format('%I(%s)', fname, array_to_string(args, ',')))),
+          'u',
+          format('%s(%s) is PARALLEL UNSAFE', fname, array_to_string(args, ', ')))
+  FROM api ORDER BY fname, args;
+
+-- Not STRICT: a NULL argument must raise an error (22004), not return NULL.
+SELECT isnt_strict(fname, args,
+                   format('%s(%s) is not STRICT', fname, array_to_string(args, ', ')))
+  FROM api ORDER BY fname, args;
+
+SELECT function_lang_is(fname, args, 'c',
+                        format('%s(%s) is written in C', fname, array_to_string(args, ', ')))
+  FROM api ORDER BY fname, args;
+
+-- No extra overloads of the API names (e.g. a stray 1-argument version).
+SELECT bag_eq(
+    $$SELECT p.oid::regprocedure::text FROM pg_catalog.pg_proc p
+       WHERE p.proname IN ('sync_acquire', 'sync_try_acquire', 'sync_acquire_xact',
+                           'sync_try_acquire_xact', 'sync_release', 'sync_release_all')$$,
+    $$SELECT format('%I(%s)', fname, array_to_string(args, ',')) FROM api$$,
+    'the API function names have exactly the documented overloads');
+
+-- Every function the extension owns: the API plus the monitoring SRFs and
+-- the sync_limit trigger function.
+SELECT bag_eq(
+    $$SELECT d.objid::regprocedure::text
+        FROM pg_catalog.pg_depend d
+       WHERE d.classid = 'pg_catalog.pg_proc'::regclass
+         AND d.refclassid = 'pg_catalog.pg_extension'::regclass
+         AND d.refobjid = (SELECT oid FROM pg_catalog.pg_extension WHERE extname = 'syncwf')
+         AND d.deptype = 'e'$$,
+    $$SELECT format('%I(%s)', fname, array_to_string(args, ',')) FROM api
+      UNION ALL VALUES ('sync_lock_status()'), ('sync_entry_status()'), ('sync_limit_changed()')$$,
+    'extension syncwf owns exactly the API functions, the monitoring SRFs and the trigger function');
+
+-- Named-argument calls work with the documented names.
+SELECT lives_ok(
+    $$SELECT sync_try_acquire(lock_name => 'mtx/tap_fn/named', priority => 3);
+      SELECT sync_release(lock_name => 'mtx/tap_fn/named')$$,
+    'named arguments lock_name, priority are accepted');
+
+SELECT * FROM finish();
+ROLLBACK;

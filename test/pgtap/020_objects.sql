@@ -1,0 +1,138 @@
+-- API contract of the syncwf relations and role: the sync_limit table
+-- (columns, types, primary key, NOT NULL, CHECK constraints, and what the
+-- checks accept and refuse), the monitoring views and their column types,
+-- and the syncwf_admin role.
+BEGIN;
+SELECT plan(60);
+
+-- sync_limit ---------------------------------------------------------------
+SELECT has_table('sync_limit', 'table sync_limit exists');
+SELECT columns_are('sync_limit', ARRAY['name', 'sizelimit'],
+                   'sync_limit has exactly the columns name, sizelimit');
+SELECT is(
+    (SELECT array_agg(attname::text ORDER BY attnum) FROM pg_catalog.pg_attribute
+      WHERE attrelid = 'sync_limit'::regclass AND attnum > 0 AND NOT attisdropped),
+    ARRAY['name', 'sizelimit'],
+    'sync_limit columns are in the order name, sizelimit');
+SELECT col_type_is('sync_limit', 'name', 'text', 'sync_limit.name is text');
+SELECT col_type_is('sync_limit', 'sizelimit', 'integer', 'sync_limit.sizelimit is integer');
+SELECT has_pk('sync_limit', 'sync_limit has a primary key');
+SELECT col_is_pk('sync_limit', 'name', 'sync_limit primary key is (name)');
+SELECT col_not_null('sync_limit', 'name', 'sync_limit.name is NOT NULL');
+SELECT col_not_null('sync_limit', 'sizelimit', 'sync_limit.sizelimit is NOT NULL');
+SELECT col_hasnt_default('sync_limit', 'sizelimit', 'sync_limit.sizelimit has no default');
+SELECT col_has_check('sync_limit', 'name', 'sync_limit.name has a CHECK constraint');
+SELECT col_has_check('sync_limit', 'sizelimit', 'sync_limit.sizelimit has a CHECK constraint');
+SELECT is((SELECT count(*)::int FROM pg_catalog.pg_constraint
+            WHERE conrelid = 'sync_limit'::regclass AND contype = 'c'),
+          2, 'sync_limit has two CHECK constraints');
+
+-- What the constraints mean.  The triggers only record the change; the
+-- final ROLLBACK discards it.
+SELECT lives_ok($$INSERT INTO sync_limit VALUES ('tap_obj/k', 0)$$,
+                'a limit of 0 is accepted');
+SELECT lives_ok($$INSERT INTO sync_limit VALUES ('tap_obj/key/with/slashes', 5)$$,
+                'a key may contain "/"');
+SELECT lives_ok($$INSERT INTO sync_limit VALUES ('n/' || repeat('k', 249), 1)$$,
+                'a 251-byte name is accepted');
+SELECT throws_ok($$INSERT INTO sync_limit VALUES ('n/' || repeat('k', 250), 1)$$,
+                 '23514', NULL, 'a 252-byte name violates the CHECK (23514)');
+SELECT throws_ok($$INSERT INTO sync_limit VALUES ('tap_obj/neg', -1)$$,
+                 '23514', NULL, 'a negative sizelimit violates the CHECK (23514)');
+SELECT throws_ok($$INSERT INTO sync_limit VALUES ('noslash', 1)$$,
+                 '23514', NULL, 'a name without "/" violates the CHECK (23514)');
+SELECT throws_ok($$INSERT INTO sync_limit VALUES ('/key', 1)$$,
+                 '23514', NULL, 'an empty namespace violates the CHECK (23514)');
+SELECT throws_ok($$INSERT INTO sync_limit VALUES ('ns/', 1)$$,
+                 '23514', NULL, 'an empty key violates the CHECK (23514)');
+SELECT throws_ok($$INSERT INTO sync_limit VALUES (E'ns/a\nb', 1)$$,
+                 '23514', NULL, 'a control character violates the CHECK (23514)');
+SELECT throws_ok($$INSERT INTO sync_limit (name) VALUES ('tap_obj/nolimit')$$,
+                 '23502', NULL, 'a NULL sizelimit violates NOT NULL (23502)');
+SELECT throws_ok($$INSERT INTO sync_limit VALUES (NULL, 1)$$,
+                 '23502', NULL, 'a NULL name violates NOT NULL (23502)');
+SELECT throws_ok($$INSERT INTO sync_limit VALUES ('tap_obj/k', 3)$$,
+                 '23505', NULL, 'a duplicate name violates the primary key (23505)');
+
+-- Views --------------------------------------------------------------------
+SELECT has_view('sync_locks', 'view sync_locks exists');
+SELECT has_view('sync_holders', 'view sync_holders exists');
+SELECT has_view('sync_waiters', 'view sync_waiters exists');
+
+SELECT is(
+    (SELECT array_agg(attname::text ORDER BY attnum) FROM pg_catalog.pg_attribute
+      WHERE attrelid = 'sync_locks'::regclass AND attnum > 0 AND NOT attisdropped),
+    ARRAY['lock_name', 'kind', 'sizelimit', 'holders', 'waiters'],
+    'sync_locks columns are (lock_name, kind, sizelimit, holders, waiters)');
+SELECT is(
+    (SELECT array_agg(attname::text ORDER BY attnum) FROM pg_catalog.pg_attribute
+      WHERE attrelid = 'sync_holders'::regclass AND attnum > 0 AND NOT attisdropped),
+    ARRAY['lock_name', 'pid', 'scope', 'token', 'priority', 'since'],
+    'sync_holders columns are (lock_name, pid, scope, token, priority, since)');
+SELECT is(
+    (SELECT array_agg(attname::text ORDER BY attnum) FROM pg_catalog.pg_attribute
+      WHERE attrelid = 'sync_waiters'::regclass AND attnum > 0 AND NOT attisdropped),
+    ARRAY['lock_name', 'pid', 'scope', 'priority', 'position', 'request_size', 'waiting_since'],
+    'sync_waiters columns are (lock_name, pid, scope, priority, position, request_size, waiting_since)');
+
+SELECT col_type_is(v, c, t, format('%s.%s is %s', v, c, t))
+  FROM (VALUES
+    ('sync_locks',   'lock_name',     'text'),
+    ('sync_locks',   'kind',          'text'),
+    ('sync_locks',   'sizelimit',     'integer'),
+    ('sync_locks',   'holders',       'integer'),
+    ('sync_locks',   'waiters',       'integer'),
+    ('sync_holders', 'lock_name',     'text'),
+    ('sync_holders', 'pid',           'integer'),
+    ('sync_holders', 'scope',         'text'),
+    ('sync_holders', 'token',         'bigint'),
+    ('sync_holders', 'priority',      'integer'),
+    ('sync_holders', 'since',         'timestamp with time zone'),
+    ('sync_waiters', 'lock_name',     'text'),
+    ('sync_waiters', 'pid',           'integer'),
+    ('sync_waiters', 'scope',         'text'),
+    ('sync_waiters', 'priority',      'integer'),
+    ('sync_waiters', 'position',      'integer'),
+    ('sync_waiters', 'request_size',  'integer'),
+    ('sync_waiters', 'waiting_since', 'timestamp with time zone')
+  ) AS x(v, c, t);
+
+-- Role -----------------------------------------------------------------------
+SELECT has_role('syncwf_admin', 'role syncwf_admin exists');
+SELECT isnt_superuser('syncwf_admin', 'syncwf_admin is not a superuser');
+SELECT is((SELECT rolcanlogin FROM pg_catalog.pg_roles WHERE rolname = 'syncwf_admin'),
+          false, 'syncwf_admin is NOLOGIN');
+
+-- Extension membership and dump behaviour.
+SELECT is((SELECT count(*)::int FROM pg_catalog.pg_depend d
+            WHERE d.classid = 'pg_catalog.pg_class'::regclass
+              AND d.refclassid = 'pg_catalog.pg_extension'::regclass
+              AND d.refobjid = (SELECT oid FROM pg_catalog.pg_extension WHERE extname = 'syncwf')
+              AND d.objid IN ('sync_limit'::regclass, 'sync_locks'::regclass,
+                              'sync_holders'::regclass, 'sync_waiters'::regclass)
+              AND d.deptype = 'e'),
+          4, 'sync_limit and the three views belong to extension syncwf');
+SELECT is((SELECT extconfig FROM pg_catalog.pg_extension WHERE extname = 'syncwf'),
+          ARRAY['sync_limit'::regclass::oid],
+          'sync_limit is an extension configuration table (its rows are dumped)');
+SELECT is((SELECT extrelocatable FROM pg_catalog.pg_extension WHERE extname = 'syncwf'),
+          false, 'syncwf is not relocatable');
+
+-- Views are empty when nothing is held, and report what is.
+SELECT is_empty($$SELECT * FROM sync_locks WHERE lock_name LIKE '%/tap_obj/%'$$,
+                'sync_locks shows no lock of this file before any acquire');
+SELECT isnt(sync_acquire('mtx/tap_obj/m'), NULL, 'acquired mtx/tap_obj/m');
+SELECT results_eq(
+    $$SELECT lock_name, kind, sizelimit, holders, waiters FROM sync_locks
+       WHERE lock_name = 'mtx/tap_obj/m'$$,
+    $$VALUES ('mtx/tap_obj/m'::text, 'mutex'::text, 1, 1, 0)$$,
+    'sync_locks: a held mutex has kind mutex, sizelimit 1, 1 holder, 0 waiters');
+SELECT results_eq(
+    $$SELECT lock_name, pid, scope, priority FROM sync_holders
+       WHERE lock_name = 'mtx/tap_obj/m'$$,
+    $$VALUES ('mtx/tap_obj/m'::text, pg_backend_pid(), 'session'::text, 0)$$,
+    'sync_holders: the hold shows our pid, session scope and priority 0');
+SELECT is(sync_release('mtx/tap_obj/m'), true, 'released mtx/tap_obj/m');
+
+SELECT * FROM finish();
+ROLLBACK;
