@@ -195,6 +195,21 @@ is($sa->query_safe('SELECT sync_release_all()'), '15', 'A releases 15');
 is($sw->query_safe('SELECT sync_release_all()'), '15', 'W releases 15');
 is(sq('SELECT count(*) FROM sync_locks'), '0', 'nothing left in the lock table');
 
+# Idle semaphores may stay cached in the lock table, but max_locks counts
+# live locks (with a holder or a waiter): all 20 slots are usable again, and
+# the semaphores still work (with their limit) afterwards.
+is($sa->query_safe(
+		"SELECT count(sync_acquire('mtx/c/' || g)) FROM generate_series(201, 220) g"),
+	'20', '20 new locks fit after the 15 semaphores went idle');
+expect_table_full("SELECT sync_try_acquire('mtx/c/221')", 'a 21st live lock, with idle semaphores around');
+is($sa->query_safe('SELECT sync_release_all()'), '20', 'A releases the 20');
+is($sa->query_safe(
+		"SELECT count(sync_acquire('sem/e/s' || g)) FROM generate_series(1, 15) g"),
+	'15', 'A takes the 15 semaphores again');
+is(sq("SELECT string_agg(DISTINCT sizelimit || ':' || holders, ',') FROM sync_locks"),
+	'2:1', 'each semaphore again shows its limit of 2 and one holder');
+is($sa->query_safe('SELECT sync_release_all()'), '15', 'A releases the 15');
+
 $sa->quit;
 $sw->quit;
 
