@@ -14,6 +14,10 @@
  * locks before it creates a lock from them (holds.c), so a limit read
  * before a concurrent change can never be installed after it.
  *
+ * Limits are read as committed: a change takes effect when its transaction
+ * commits, for everyone, the changing transaction included, so the lock
+ * table never holds a limit that could still roll back.
+ *
  * Changes are collected by a row trigger (and a TRUNCATE trigger) on
  * sync_limit.  Just before commit the changed rows are read again with a
  * fresh snapshot, which sees exactly what this transaction leaves behind
@@ -142,21 +146,35 @@ sync_lookup_plan(Oid relid)
 }
 
 /*
- * Read one row of sync_limit with the latest snapshot (not the transaction
- * snapshot: in REPEATABLE READ that could be older than the generation we
- * checked).  Caller is connected to SPI.  Returns LIMIT_UNDEFINED for no row.
+ * Read one row of sync_limit.  Caller is connected to SPI.  Returns
+ * LIMIT_UNDEFINED for no row.
+ *
+ * committed_only: what the lock table may hold -- the committed row, never
+ * a change of this transaction that could still roll back.  The latest
+ * snapshot (not the transaction snapshot: in REPEATABLE READ that could be
+ * older than the limit generation the caller checks), with its command id
+ * moved back to the transaction's first command: for rows this transaction
+ * wrote, heap visibility then hides what it inserted and still shows what it
+ * deleted or updated, which is the committed table.
+ *
+ * Otherwise: the table as this transaction leaves it (pre-commit).
  */
 static int32
-sync_limit_read(Oid relid, const char *limit_name)
+sync_limit_read(Oid relid, const char *limit_name, bool committed_only)
 {
 	Datum		values[1];
 	int			rc;
 	int32		limit = LIMIT_UNDEFINED;
+	Snapshot	snapshot = RegisterSnapshot(GetLatestSnapshot());
+
+	if (committed_only)
+		snapshot->curcid = FirstCommandId;
 
 	values[0] = CStringGetTextDatum(limit_name);
 	rc = SPI_execute_snapshot(sync_lookup_plan(relid), values, NULL,
-							  GetLatestSnapshot(), InvalidSnapshot,
+							  snapshot, InvalidSnapshot,
 							  true, false, 1);
+	UnregisterSnapshot(snapshot);
 	if (rc != SPI_OK_SELECT)
 		elog(ERROR, "could not read sync_limit: %s", SPI_result_code_string(rc));
 	if (SPI_processed > 0)
@@ -172,8 +190,10 @@ sync_limit_read(Oid relid, const char *limit_name)
 }
 
 /*
- * The limit of semaphore lock_name ("sem/<namespace>/<key>") from the
- * sync_limit table relid.  Raises 42704 when the table has no row for it.
+ * The committed limit of semaphore lock_name ("sem/<namespace>/<key>") from
+ * the sync_limit table relid.  Raises 42704 when it has no committed row.
+ * A change this transaction made is not seen: limits take effect at commit,
+ * for the changing transaction too.
  */
 int32
 sync_limit_lookup(const char *lock_name, Oid relid)
@@ -183,7 +203,7 @@ sync_limit_lookup(const char *lock_name, Oid relid)
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	limit = sync_limit_read(relid, limit_name);
+	limit = sync_limit_read(relid, limit_name, true);
 	SPI_finish();
 
 	if (limit == LIMIT_UNDEFINED)
@@ -316,7 +336,7 @@ sync_limits_precommit(void)
 			LimitEntry *entry = hash_search(pending_values, name, HASH_ENTER, &found);
 
 			if (!found)
-				entry->limit = sync_limit_read(pending_relid, name);
+				entry->limit = sync_limit_read(pending_relid, name, false);
 		}
 	}
 	SPI_finish();

@@ -2,6 +2,11 @@
 -- views and call every function; only syncwf_admin (and its members) may
 -- change sync_limit.  Checked both in the catalogs and by acting as roles
 -- created (and rolled back) in this transaction.
+-- Limits take effect when they commit, and this file is one transaction
+-- that rolls back: the semaphores it uses get committed rows first, removed
+-- again at the end.
+INSERT INTO sync_limit VALUES ('tap_priv/s', 2);
+
 BEGIN;
 SELECT plan(43);
 
@@ -40,7 +45,6 @@ SELECT function_privs_are(f, a, 'public', ARRAY['EXECUTE'],
   ) AS x(f, a);
 
 -- Acting as an ordinary role ----------------------------------------------------
-INSERT INTO sync_limit VALUES ('tap_priv/s', 2);
 
 SET ROLE tap_syncwf_user;
 SELECT is(current_user::text, 'tap_syncwf_user', 'now acting as an ordinary role');
@@ -89,3 +93,5 @@ RESET ROLE;
 SELECT is(sync_release_all(), 0, 'nothing of this file is still held');
 SELECT * FROM finish();
 ROLLBACK;
+
+DELETE FROM sync_limit WHERE name LIKE 'tap_priv/%';

@@ -2,6 +2,11 @@
 -- (NULL 22004, bad name 22023, missing limit 42704, timeout 55P03, too many
 -- names 54000), tokens, re-acquire, release, scopes.  Failed requests must
 -- leave nothing behind.
+-- Limits take effect when they commit, and this file is one transaction
+-- that rolls back: the semaphores it uses get committed rows first, removed
+-- again at the end.
+INSERT INTO sync_limit VALUES ('tap_beh/zero', 0), ('tap_beh/two', 2);
+
 BEGIN;
 SELECT plan(70);
 
@@ -74,7 +79,6 @@ SELECT is_empty($$SELECT * FROM sync_locks WHERE lock_name LIKE '%/tap_beh/b' OR
                 'the refused requests left no lock behind');
 
 -- Timeout: 55P03 ------------------------------------------------------------------
-INSERT INTO sync_limit VALUES ('tap_beh/zero', 0), ('tap_beh/two', 2);
 SELECT is(sync_try_acquire('sem/tap_beh/zero'), NULL,
           'sync_try_acquire of a sizelimit-0 semaphore returns NULL');
 SELECT throws_ok($$SELECT sync_acquire('sem/tap_beh/zero', 0, interval '20 ms')$$, '55P03', NULL,
@@ -177,3 +181,5 @@ SELECT is_empty($$SELECT * FROM sync_locks WHERE lock_name LIKE '%/tap_beh/%'$$,
 
 SELECT * FROM finish();
 ROLLBACK;
+
+DELETE FROM sync_limit WHERE name LIKE 'tap_beh/%';
