@@ -1,0 +1,67 @@
+--
+-- 00_setup: create the extension (the only test that does; the others use
+-- CREATE EXTENSION IF NOT EXISTS) and check what it installs.
+--
+CREATE EXTENSION syncwf;
+SELECT extname, extversion, extrelocatable FROM pg_extension WHERE extname = 'syncwf';
+-- the preloaded module
+SHOW shared_preload_libraries;
+-- every member object of the extension
+SELECT pg_describe_object(classid, objid, objsubid) AS member
+  FROM pg_depend
+ WHERE refclassid = 'pg_extension'::regclass
+   AND refobjid = (SELECT oid FROM pg_extension WHERE extname = 'syncwf')
+   AND deptype = 'e'
+ ORDER BY 1;
+-- function signatures, defaults, volatility, strictness
+SELECT p.oid::regprocedure AS function,
+       pg_get_function_arguments(p.oid) AS arguments,
+       pg_get_function_result(p.oid) AS result,
+       p.provolatile, p.proparallel, p.proisstrict
+  FROM pg_proc p
+ WHERE p.pronamespace = 'public'::regnamespace
+ ORDER BY p.proname, p.oid::regprocedure::text;
+-- sync_limit: columns, constraints, triggers
+\d sync_limit
+SELECT conname, pg_get_constraintdef(oid)
+  FROM pg_constraint WHERE conrelid = 'sync_limit'::regclass ORDER BY conname;
+SELECT tgname, pg_get_triggerdef(oid)
+  FROM pg_trigger WHERE tgrelid = 'sync_limit'::regclass AND NOT tgisinternal
+ ORDER BY tgname;
+-- its contents are dumped with the database
+SELECT extconfig::regclass[], extcondition FROM pg_extension WHERE extname = 'syncwf';
+-- the limit-admin role, and who may do what to sync_limit and the views
+SELECT rolname, rolcanlogin, rolsuper FROM pg_roles WHERE rolname = 'syncwf_admin';
+SELECT table_name, grantee, string_agg(privilege_type, ', ' ORDER BY privilege_type) AS privileges
+  FROM information_schema.role_table_grants
+ WHERE table_schema = 'public' AND grantee IN ('PUBLIC', 'syncwf_admin')
+ GROUP BY table_name, grantee
+ ORDER BY table_name, grantee;
+SELECT has_table_privilege('public', 'sync_limit', 'TRUNCATE') AS public_can_truncate;
+-- nothing is held or defined yet
+SELECT count(*) AS limits FROM sync_limit;
+SELECT count(*) AS locks FROM sync_locks;
+SELECT count(*) AS holders FROM sync_holders;
+SELECT count(*) AS waiters FROM sync_waiters;
+-- the GUCs: integers, both need a restart
+SELECT name, vartype, min_val, max_val, context
+  FROM pg_settings WHERE name LIKE 'syncwf.%' ORDER BY name;
+-- Errors show message, detail and hint; the SQLSTATE is echoed after each
+-- (VERBOSITY verbose would add LOCATION lines with source line numbers).
+SET syncwf.max_locks = 100;
+\echo :LAST_ERROR_SQLSTATE
+-- the prefix is reserved: a misspelt parameter is an error, not a new variable
+SET syncwf.max_lock = 100;
+\echo :LAST_ERROR_SQLSTATE
+-- a second CREATE EXTENSION
+CREATE EXTENSION syncwf;
+\echo :LAST_ERROR_SQLSTATE
+CREATE EXTENSION IF NOT EXISTS syncwf;
+-- dropping the extension keeps the cluster-wide role; creating it again
+-- does not fail on the existing role
+DROP EXTENSION syncwf;
+SELECT count(*) AS syncwf_admin_roles FROM pg_roles WHERE rolname = 'syncwf_admin';
+CREATE EXTENSION syncwf;
+SELECT count(*) AS syncwf_admin_roles FROM pg_roles WHERE rolname = 'syncwf_admin';
+SELECT sync_acquire('mtx/setup/smoke') > 0 AS smoke_acquire;
+SELECT sync_release('mtx/setup/smoke') AS smoke_release;

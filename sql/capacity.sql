@@ -1,0 +1,122 @@
+--
+-- capacity: when every slot of the shared lock table holds a live lock, a
+-- request for one more lock fails with 53200 and leaves nothing half-done.
+-- The table has syncwf.max_locks slots (idle cached semaphores give theirs
+-- up when needed), so this test takes that many mutexes.  The entry pool
+-- (syncwf.max_entries) needs more holds than one session can have; the Perl
+-- TAP capacity test covers it with small settings.
+--
+CREATE EXTENSION IF NOT EXISTS syncwf;
+-- Helpers (session-local): expect_error runs a statement and reports its
+-- error as a NOTICE "error SQLSTATE: message" with the error's DETAIL and
+-- HINT, or "no error"; error_of returns "SQLSTATE: message" or "no error".
+-- Both run the statement in a subtransaction.
+CREATE PROCEDURE pg_temp.expect_error(stmt text)
+LANGUAGE plpgsql AS $$
+DECLARE
+    st text; msg text; det text; hnt text;
+BEGIN
+    EXECUTE stmt;
+    RAISE NOTICE 'no error';
+EXCEPTION WHEN OTHERS OR query_canceled THEN
+    GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT,
+                            det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
+    msg := format('error %s: %s', st, msg);
+    IF det <> '' AND hnt <> '' THEN
+        RAISE NOTICE '%', msg USING DETAIL = det, HINT = hnt;
+    ELSIF det <> '' THEN
+        RAISE NOTICE '%', msg USING DETAIL = det;
+    ELSIF hnt <> '' THEN
+        RAISE NOTICE '%', msg USING HINT = hnt;
+    ELSE
+        RAISE NOTICE '%', msg;
+    END IF;
+END
+$$;
+CREATE FUNCTION pg_temp.error_of(stmt text) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+    st text; msg text;
+BEGIN
+    EXECUTE stmt;
+    RETURN 'no error';
+EXCEPTION WHEN OTHERS OR query_canceled THEN
+    GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT;
+    RETURN st || ': ' || msg;
+END
+$$;
+-- the error with its detail and hint; the number in the detail is the
+-- setting, shown as N
+CREATE PROCEDURE pg_temp.expect_full(stmt text)
+LANGUAGE plpgsql AS $$
+DECLARE
+    st text; msg text; det text; hnt text;
+BEGIN
+    EXECUTE stmt;
+    RAISE NOTICE 'no error';
+EXCEPTION WHEN OTHERS THEN
+    GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT,
+                            det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
+    RAISE NOTICE 'error %: %', st, msg
+        USING DETAIL = replace(det, current_setting('syncwf.max_locks'), 'N'),
+              HINT = hnt;
+END
+$$;
+
+-- fill the table: 64 locks per call while they fit, then one at a time
+DO $$
+DECLARE
+    n integer := 0;
+    full_at_64 boolean := false;
+BEGIN
+    WHILE NOT full_at_64 LOOP
+        BEGIN
+            PERFORM sync_acquire(array(SELECT 'mtx/cap/' || (n + i)
+                                         FROM generate_series(1, 64) i));
+            n := n + 64;
+        EXCEPTION WHEN out_of_memory THEN
+            full_at_64 := true;
+        END;
+    END LOOP;
+    LOOP
+        BEGIN
+            PERFORM sync_acquire('mtx/cap/' || (n + 1));
+            n := n + 1;
+        EXCEPTION WHEN out_of_memory THEN
+            EXIT;
+        END;
+    END LOOP;
+    RAISE NOTICE 'holds taken = syncwf.max_locks: %',
+        n = current_setting('syncwf.max_locks')::integer;
+END
+$$;
+SELECT count(*) = current_setting('syncwf.max_locks')::integer AS table_full,
+       bool_and(pid = pg_backend_pid()) AS all_mine
+  FROM sync_holders;
+
+-- one more lock, in every form: 53200
+CALL pg_temp.expect_full($$SELECT sync_acquire('mtx/cap/one-more')$$);
+CALL pg_temp.expect_full($$SELECT sync_try_acquire('mtx/cap/one-more')$$);
+CALL pg_temp.expect_full($$SELECT sync_acquire_xact('mtx/cap/one-more', 0, '0')$$);
+CALL pg_temp.expect_full($$SELECT sync_try_acquire_xact('mtx/cap/one-more')$$);
+CALL pg_temp.expect_full($$SELECT sync_acquire(ARRAY['mtx/cap/1', 'mtx/cap/one-more'])$$);
+INSERT INTO sync_limit VALUES ('cap/sem', 5);
+CALL pg_temp.expect_full($$SELECT sync_acquire('sem/cap/sem')$$);
+-- nothing half-done: still exactly the locks taken above
+SELECT count(*) = current_setting('syncwf.max_locks')::integer AS unchanged
+  FROM sync_locks;
+SELECT count(*) AS one_more FROM sync_locks WHERE lock_name = 'mtx/cap/one-more';
+-- locks already held are still granted (same token, no new slot)
+SELECT sync_acquire('mtx/cap/1') = token AS same_token
+  FROM sync_holders WHERE lock_name = 'mtx/cap/1';
+-- a released slot can be used again, once
+SELECT sync_release('mtx/cap/1') AS released;
+SELECT sync_try_acquire('sem/cap/sem') > 0 AS granted;
+CALL pg_temp.expect_full($$SELECT sync_acquire('mtx/cap/1')$$);
+
+-- everything is released at once
+SELECT sync_release_all() = current_setting('syncwf.max_locks')::integer AS released_all;
+SELECT count(*) AS locks FROM sync_locks;
+SELECT sync_acquire('mtx/cap/one-more') > 0 AS granted;
+SELECT sync_release('mtx/cap/one-more') AS released;
+DELETE FROM sync_limit WHERE name = 'cap/sem';
