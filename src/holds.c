@@ -19,6 +19,7 @@
 #include "syncwf.h"
 
 #include "access/xact.h"
+#include "common/int.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "storage/ipc.h"
@@ -296,7 +297,11 @@ static void
 sync_wait_loop(SyncEntry *first, char **names, int nnames, int64 timeout_us)
 {
 	LWLock	   *partition = sync_partition_lock(first->lock->hashcode);
-	TimestampTz deadline = (timeout_us >= 0) ? GetCurrentTimestamp() + timeout_us : 0;
+	TimestampTz deadline = 0;
+
+	if (timeout_us >= 0 &&
+		pg_add_s64_overflow(GetCurrentTimestamp(), timeout_us, &deadline))
+		deadline = PG_INT64_MAX;	/* later than any clock reading */
 
 	for (;;)
 	{
@@ -337,18 +342,6 @@ sync_wait_loop(SyncEntry *first, char **names, int nnames, int64 timeout_us)
  * before it propagates, so the queue behind it moves at once.
  */
 
-/* A session-scope acquire of a transaction-scope hold extends it to the session. */
-static void
-sync_promote_hold(LocalHold *hold)
-{
-	LWLock	   *partition = sync_partition_lock(hold->entry->lock->hashcode);
-
-	LWLockAcquire(partition, LW_EXCLUSIVE);
-	hold->entry->scope = SYNC_SCOPE_SESSION;
-	LWLockRelease(partition);
-	hold->scope = SYNC_SCOPE_SESSION;
-	n_xact_holds--;
-}
 
 /*
  * A request being made: the locks it names, and the shared entries and
@@ -657,6 +650,36 @@ sync_wait_for_grant(AcquireRequest *req, SyncEntry *first, int64 timeout_us)
 }
 
 /*
+ * After a successful session-scope request: the transaction-scope holds it
+ * named, which the session already had, now last for the session (the
+ * longer scope wins).  Only after success, so that a failed request changes
+ * nothing.
+ */
+static void
+sync_promote_holds(AcquireRequest *req, SyncScope scope)
+{
+	if (scope != SYNC_SCOPE_SESSION)
+		return;
+	for (int i = 0; i < req->nnames; i++)
+	{
+		LocalHold  *hold;
+		LWLock	   *partition;
+
+		if (req->needed[i])
+			continue;
+		hold = hash_search(local_holds, req->names[i], HASH_FIND, NULL);
+		if (hold->scope != SYNC_SCOPE_XACT)
+			continue;
+		partition = sync_partition_lock(hold->entry->lock->hashcode);
+		LWLockAcquire(partition, LW_EXCLUSIVE);
+		hold->entry->scope = SYNC_SCOPE_SESSION;
+		LWLockRelease(partition);
+		hold->scope = SYNC_SCOPE_SESSION;
+		n_xact_holds--;
+	}
+}
+
+/*
  * Acquire every lock in names[], all or nothing.
  *
  * wait = false: never queue; return false when not every lock can be granted
@@ -699,8 +722,6 @@ sync_acquire_locks(char **names, int nnames, int32 priority,
 		if (hold != NULL && hold->entry != NULL)
 		{
 			tokens[i] = (int64) hold->entry->token;
-			if (scope == SYNC_SCOPE_SESSION && hold->scope == SYNC_SCOPE_XACT)
-				sync_promote_hold(hold);
 			continue;
 		}
 		req.needed[i] = true;
@@ -710,7 +731,10 @@ sync_acquire_locks(char **names, int nnames, int32 priority,
 		req.partmask |= 1U << sync_partition_of(req.hashes[i]);
 	}
 	if (req.nneeded == 0)
+	{
+		sync_promote_holds(&req, scope);
 		return true;
+	}
 
 	sync_prepare_request(&req, scope, fn_oid);
 
@@ -781,6 +805,7 @@ sync_acquire_locks(char **names, int nnames, int32 priority,
 			n_xact_holds++;
 		tokens[i] = (int64) req.entries[i]->token;
 	}
+	sync_promote_holds(&req, scope);
 	return true;
 }
 

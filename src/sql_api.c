@@ -9,6 +9,7 @@
 #include "syncwf.h"
 
 #include "catalog/pg_type_d.h"
+#include "common/int.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
@@ -18,7 +19,10 @@
 #include "utils/lsyscache.h"
 #include "utils/timestamp.h"
 
-/* Interval argument -> microseconds; NULL -> -1 (wait forever). */
+/*
+ * Interval argument -> microseconds, saturating at PG_INT64_MAX;
+ * NULL -> -1 (wait forever).
+ */
 static int64
 sync_timeout_arg(FunctionCallInfo fcinfo, int argno)
 {
@@ -28,8 +32,16 @@ sync_timeout_arg(FunctionCallInfo fcinfo, int argno)
 	if (PG_NARGS() <= argno || PG_ARGISNULL(argno))
 		return -1;
 	iv = PG_GETARG_INTERVAL_P(argno);
-	us = iv->time + (int64) iv->day * USECS_PER_DAY +
-		(int64) iv->month * DAYS_PER_MONTH * USECS_PER_DAY;
+	if (pg_mul_s64_overflow((int64) iv->month, (int64) DAYS_PER_MONTH * USECS_PER_DAY, &us) ||
+		pg_add_s64_overflow(us, (int64) iv->day * USECS_PER_DAY, &us) ||
+		pg_add_s64_overflow(us, iv->time, &us))
+	{
+		/* beyond int64 microseconds (292,000 years): its sign is all we need */
+		double		approx = (double) iv->month * DAYS_PER_MONTH * USECS_PER_DAY +
+			(double) iv->day * USECS_PER_DAY + (double) iv->time;
+
+		us = (approx < 0) ? -1 : PG_INT64_MAX;
+	}
 	if (us < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
