@@ -65,3 +65,44 @@ CREATE EXTENSION syncwf;
 SELECT count(*) AS syncwf_admin_roles FROM pg_roles WHERE rolname = 'syncwf_admin';
 SELECT sync_acquire('mtx/setup/smoke') > 0 AS smoke_acquire;
 SELECT sync_release('mtx/setup/smoke') AS smoke_release;
+
+CREATE SCHEMA regress_util;
+-- Helpers for the other tests: expect_error runs a statement and reports its
+-- error as a NOTICE "error SQLSTATE: message" with the error's DETAIL and
+-- HINT, or "no error"; error_of returns "SQLSTATE: message" or "no error".
+-- Both run the statement in a subtransaction.
+CREATE PROCEDURE regress_util.expect_error(stmt text)
+LANGUAGE plpgsql AS $$
+DECLARE
+    st text; msg text; det text; hnt text;
+BEGIN
+    EXECUTE stmt;
+    RAISE NOTICE 'no error';
+EXCEPTION WHEN OTHERS OR query_canceled THEN
+    GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT,
+                            det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
+    msg := format('error %s: %s', st, msg);
+    IF det <> '' AND hnt <> '' THEN
+        RAISE NOTICE '%', msg USING DETAIL = det, HINT = hnt;
+    ELSIF det <> '' THEN
+        RAISE NOTICE '%', msg USING DETAIL = det;
+    ELSIF hnt <> '' THEN
+        RAISE NOTICE '%', msg USING HINT = hnt;
+    ELSE
+        RAISE NOTICE '%', msg;
+    END IF;
+END
+$$;
+CREATE FUNCTION regress_util.error_of(stmt text) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+    st text; msg text;
+BEGIN
+    EXECUTE stmt;
+    RETURN 'no error';
+EXCEPTION WHEN OTHERS OR query_canceled THEN
+    GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT;
+    RETURN st || ': ' || msg;
+END
+$$;
+GRANT USAGE ON SCHEMA regress_util TO PUBLIC;

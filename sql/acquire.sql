@@ -8,44 +8,9 @@
 -- variables and only compared with each other.
 --
 CREATE EXTENSION IF NOT EXISTS syncwf;
--- Helpers (session-local): expect_error runs a statement and reports its
--- error as a NOTICE "error SQLSTATE: message" with the error's DETAIL and
--- HINT, or "no error"; error_of returns "SQLSTATE: message" or "no error".
--- Both run the statement in a subtransaction.
-CREATE PROCEDURE pg_temp.expect_error(stmt text)
-LANGUAGE plpgsql AS $$
-DECLARE
-    st text; msg text; det text; hnt text;
-BEGIN
-    EXECUTE stmt;
-    RAISE NOTICE 'no error';
-EXCEPTION WHEN OTHERS OR query_canceled THEN
-    GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT,
-                            det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
-    msg := format('error %s: %s', st, msg);
-    IF det <> '' AND hnt <> '' THEN
-        RAISE NOTICE '%', msg USING DETAIL = det, HINT = hnt;
-    ELSIF det <> '' THEN
-        RAISE NOTICE '%', msg USING DETAIL = det;
-    ELSIF hnt <> '' THEN
-        RAISE NOTICE '%', msg USING HINT = hnt;
-    ELSE
-        RAISE NOTICE '%', msg;
-    END IF;
-END
-$$;
-CREATE FUNCTION pg_temp.error_of(stmt text) RETURNS text
-LANGUAGE plpgsql AS $$
-DECLARE
-    st text; msg text;
-BEGIN
-    EXECUTE stmt;
-    RETURN 'no error';
-EXCEPTION WHEN OTHERS OR query_canceled THEN
-    GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT;
-    RETURN st || ': ' || msg;
-END
-$$;
+-- Helpers regress_util.expect_error (reports a statement's error as a
+-- NOTICE with SQLSTATE, DETAIL and HINT) and regress_util.error_of
+-- (returns "SQLSTATE: message"), created by 00_setup.
 
 -- a first grant
 SELECT sync_acquire('mtx/acq/a') AS t1 \gset
@@ -131,10 +96,10 @@ SELECT sync_try_acquire_xact('sem/acq/zero') IS NULL AS not_granted;
 SELECT count(*) AS locks FROM sync_locks;
 SELECT count(*) AS waiters FROM sync_waiters;
 -- acquire with a timeout: 55P03, and the queue entry is gone
-CALL pg_temp.expect_error($$SELECT sync_acquire('sem/acq/zero', 0, '0')$$);
-CALL pg_temp.expect_error($$SELECT sync_acquire('sem/acq/zero', 0, '10 ms')$$);
-CALL pg_temp.expect_error($$SELECT sync_acquire('sem/acq/zero', 0, '1.9 ms')$$);
-CALL pg_temp.expect_error($$SELECT sync_acquire_xact('sem/acq/zero', 7, '0')$$);
+CALL regress_util.expect_error($$SELECT sync_acquire('sem/acq/zero', 0, '0')$$);
+CALL regress_util.expect_error($$SELECT sync_acquire('sem/acq/zero', 0, '10 ms')$$);
+CALL regress_util.expect_error($$SELECT sync_acquire('sem/acq/zero', 0, '1.9 ms')$$);
+CALL regress_util.expect_error($$SELECT sync_acquire_xact('sem/acq/zero', 7, '0')$$);
 SELECT count(*) AS locks FROM sync_locks;
 SELECT count(*) AS waiters FROM sync_waiters;
 -- the timeout error, as psql shows it
@@ -144,7 +109,7 @@ SELECT count(*) AS locks FROM sync_locks;
 -- statement_timeout ends an unlimited wait the usual way (57014), and the
 -- queue entry is gone too
 SET statement_timeout = '250ms';
-CALL pg_temp.expect_error($$SELECT sync_acquire('sem/acq/zero')$$);
+CALL regress_util.expect_error($$SELECT sync_acquire('sem/acq/zero')$$);
 RESET statement_timeout;
 SELECT count(*) AS locks FROM sync_locks;
 SELECT count(*) AS waiters FROM sync_waiters;
@@ -162,8 +127,8 @@ SELECT lock_name, kind, sizelimit, holders, waiters FROM sync_locks;
 SELECT sync_release('sem/acq/two') AS released;
 
 -- a semaphore with no sync_limit row
-CALL pg_temp.expect_error($$SELECT sync_acquire('sem/acq/no-row')$$);
-CALL pg_temp.expect_error($$SELECT sync_try_acquire('sem/acq/no-row')$$);
+CALL regress_util.expect_error($$SELECT sync_acquire('sem/acq/no-row')$$);
+CALL regress_util.expect_error($$SELECT sync_try_acquire('sem/acq/no-row')$$);
 SELECT count(*) AS locks FROM sync_locks;
 
 DELETE FROM sync_limit WHERE name IN ('acq/zero', 'acq/two');

@@ -4,44 +4,9 @@
 -- holds keep their token; a request that cannot be granted leaves nothing.
 --
 CREATE EXTENSION IF NOT EXISTS syncwf;
--- Helpers (session-local): expect_error runs a statement and reports its
--- error as a NOTICE "error SQLSTATE: message" with the error's DETAIL and
--- HINT, or "no error"; error_of returns "SQLSTATE: message" or "no error".
--- Both run the statement in a subtransaction.
-CREATE PROCEDURE pg_temp.expect_error(stmt text)
-LANGUAGE plpgsql AS $$
-DECLARE
-    st text; msg text; det text; hnt text;
-BEGIN
-    EXECUTE stmt;
-    RAISE NOTICE 'no error';
-EXCEPTION WHEN OTHERS OR query_canceled THEN
-    GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT,
-                            det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
-    msg := format('error %s: %s', st, msg);
-    IF det <> '' AND hnt <> '' THEN
-        RAISE NOTICE '%', msg USING DETAIL = det, HINT = hnt;
-    ELSIF det <> '' THEN
-        RAISE NOTICE '%', msg USING DETAIL = det;
-    ELSIF hnt <> '' THEN
-        RAISE NOTICE '%', msg USING HINT = hnt;
-    ELSE
-        RAISE NOTICE '%', msg;
-    END IF;
-END
-$$;
-CREATE FUNCTION pg_temp.error_of(stmt text) RETURNS text
-LANGUAGE plpgsql AS $$
-DECLARE
-    st text; msg text;
-BEGIN
-    EXECUTE stmt;
-    RETURN 'no error';
-EXCEPTION WHEN OTHERS OR query_canceled THEN
-    GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT;
-    RETURN st || ': ' || msg;
-END
-$$;
+-- Helpers regress_util.expect_error (reports a statement's error as a
+-- NOTICE with SQLSTATE, DETAIL and HINT) and regress_util.error_of
+-- (returns "SQLSTATE: message"), created by 00_setup.
 CREATE VIEW pg_temp.mine AS
     SELECT lock_name, scope FROM sync_holders
      WHERE pid = pg_backend_pid() ORDER BY lock_name;
@@ -94,22 +59,22 @@ SELECT * FROM pg_temp.mine;
 SELECT count(*) AS locks FROM sync_locks;
 -- acquire with a timeout: 55P03 naming the first lock and how many more,
 -- and nothing held or queued afterwards
-CALL pg_temp.expect_error($$SELECT sync_acquire(ARRAY['mtx/arr/a', 'sem/arr/zero', 'mtx/arr/b'], 0, '0')$$);
-CALL pg_temp.expect_error($$SELECT sync_acquire(ARRAY['sem/arr/zero', 'mtx/arr/a'], 0, '5 ms')$$);
-CALL pg_temp.expect_error($$SELECT sync_acquire_xact(ARRAY['mtx/arr/a', 'sem/arr/zero'], 0, '0')$$);
+CALL regress_util.expect_error($$SELECT sync_acquire(ARRAY['mtx/arr/a', 'sem/arr/zero', 'mtx/arr/b'], 0, '0')$$);
+CALL regress_util.expect_error($$SELECT sync_acquire(ARRAY['sem/arr/zero', 'mtx/arr/a'], 0, '5 ms')$$);
+CALL regress_util.expect_error($$SELECT sync_acquire_xact(ARRAY['mtx/arr/a', 'sem/arr/zero'], 0, '0')$$);
 SELECT * FROM pg_temp.mine;
 SELECT count(*) AS locks FROM sync_locks;
 SELECT count(*) AS waiters FROM sync_waiters;
 -- statement_timeout while waiting for several locks
 SET statement_timeout = '250ms';
-CALL pg_temp.expect_error($$SELECT sync_acquire(ARRAY['mtx/arr/a', 'sem/arr/zero'])$$);
+CALL regress_util.expect_error($$SELECT sync_acquire(ARRAY['mtx/arr/a', 'sem/arr/zero'])$$);
 RESET statement_timeout;
 SELECT count(*) AS locks FROM sync_locks;
 -- an invalid name or a semaphore without a limit row anywhere in the array:
 -- an error, and nothing held
-CALL pg_temp.expect_error($$SELECT sync_acquire(ARRAY['mtx/arr/a', 'mtx/arr/b', 'oops'])$$);
-CALL pg_temp.expect_error($$SELECT sync_acquire(ARRAY['mtx/arr/a', 'sem/arr/no-row', 'mtx/arr/b'])$$);
-CALL pg_temp.expect_error($$SELECT sync_try_acquire(ARRAY['mtx/arr/a', 'sem/arr/no-row'])$$);
+CALL regress_util.expect_error($$SELECT sync_acquire(ARRAY['mtx/arr/a', 'mtx/arr/b', 'oops'])$$);
+CALL regress_util.expect_error($$SELECT sync_acquire(ARRAY['mtx/arr/a', 'sem/arr/no-row', 'mtx/arr/b'])$$);
+CALL regress_util.expect_error($$SELECT sync_try_acquire(ARRAY['mtx/arr/a', 'sem/arr/no-row'])$$);
 SELECT * FROM pg_temp.mine;
 SELECT count(*) AS locks FROM sync_locks;
 -- the failed requests left nothing half-made: the same names are granted
@@ -121,7 +86,7 @@ SELECT sync_release_all() AS released;
 -- a failed request leaves the locks the session already held as they were
 SELECT sync_acquire('mtx/arr/held') AS held \gset
 SELECT sync_try_acquire(ARRAY['mtx/arr/held', 'sem/arr/zero']) IS NULL AS not_granted;
-CALL pg_temp.expect_error($$SELECT sync_acquire(ARRAY['mtx/arr/held', 'sem/arr/zero'], 0, '0')$$);
+CALL regress_util.expect_error($$SELECT sync_acquire(ARRAY['mtx/arr/held', 'sem/arr/zero'], 0, '0')$$);
 SELECT lock_name, scope, token = :held AS same_token FROM sync_holders
  WHERE pid = pg_backend_pid();
 SELECT sync_release_all() AS released;
@@ -130,8 +95,8 @@ SELECT sync_release_all() AS released;
 BEGIN;
 SELECT sync_acquire_xact('mtx/arr/xheld') > 0 AS granted;
 SELECT sync_try_acquire(ARRAY['mtx/arr/xheld', 'sem/arr/zero']) IS NULL AS not_granted;
-CALL pg_temp.expect_error($$SELECT sync_acquire(ARRAY['mtx/arr/xheld', 'sem/arr/zero'], 0, '0')$$);
-CALL pg_temp.expect_error($$SELECT sync_acquire(ARRAY['mtx/arr/xheld', 'sem/arr/no-row'])$$);
+CALL regress_util.expect_error($$SELECT sync_acquire(ARRAY['mtx/arr/xheld', 'sem/arr/zero'], 0, '0')$$);
+CALL regress_util.expect_error($$SELECT sync_acquire(ARRAY['mtx/arr/xheld', 'sem/arr/no-row'])$$);
 SELECT * FROM pg_temp.mine;
 COMMIT;
 SELECT * FROM pg_temp.mine;

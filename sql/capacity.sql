@@ -7,44 +7,9 @@
 -- TAP capacity test covers it with small settings.
 --
 CREATE EXTENSION IF NOT EXISTS syncwf;
--- Helpers (session-local): expect_error runs a statement and reports its
--- error as a NOTICE "error SQLSTATE: message" with the error's DETAIL and
--- HINT, or "no error"; error_of returns "SQLSTATE: message" or "no error".
--- Both run the statement in a subtransaction.
-CREATE PROCEDURE pg_temp.expect_error(stmt text)
-LANGUAGE plpgsql AS $$
-DECLARE
-    st text; msg text; det text; hnt text;
-BEGIN
-    EXECUTE stmt;
-    RAISE NOTICE 'no error';
-EXCEPTION WHEN OTHERS OR query_canceled THEN
-    GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT,
-                            det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
-    msg := format('error %s: %s', st, msg);
-    IF det <> '' AND hnt <> '' THEN
-        RAISE NOTICE '%', msg USING DETAIL = det, HINT = hnt;
-    ELSIF det <> '' THEN
-        RAISE NOTICE '%', msg USING DETAIL = det;
-    ELSIF hnt <> '' THEN
-        RAISE NOTICE '%', msg USING HINT = hnt;
-    ELSE
-        RAISE NOTICE '%', msg;
-    END IF;
-END
-$$;
-CREATE FUNCTION pg_temp.error_of(stmt text) RETURNS text
-LANGUAGE plpgsql AS $$
-DECLARE
-    st text; msg text;
-BEGIN
-    EXECUTE stmt;
-    RETURN 'no error';
-EXCEPTION WHEN OTHERS OR query_canceled THEN
-    GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT;
-    RETURN st || ': ' || msg;
-END
-$$;
+-- Helpers regress_util.expect_error (reports a statement's error as a
+-- NOTICE with SQLSTATE, DETAIL and HINT) and regress_util.error_of
+-- (returns "SQLSTATE: message"), created by 00_setup.
 -- the error with its detail and hint; the number in the detail is the
 -- setting, shown as N
 CREATE PROCEDURE pg_temp.expect_full(stmt text)

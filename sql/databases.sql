@@ -5,44 +5,9 @@
 -- The other database is reached through dblink.
 --
 CREATE EXTENSION IF NOT EXISTS syncwf;
--- Helpers (session-local): expect_error runs a statement and reports its
--- error as a NOTICE "error SQLSTATE: message" with the error's DETAIL and
--- HINT, or "no error"; error_of returns "SQLSTATE: message" or "no error".
--- Both run the statement in a subtransaction.
-CREATE PROCEDURE pg_temp.expect_error(stmt text)
-LANGUAGE plpgsql AS $$
-DECLARE
-    st text; msg text; det text; hnt text;
-BEGIN
-    EXECUTE stmt;
-    RAISE NOTICE 'no error';
-EXCEPTION WHEN OTHERS OR query_canceled THEN
-    GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT,
-                            det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
-    msg := format('error %s: %s', st, msg);
-    IF det <> '' AND hnt <> '' THEN
-        RAISE NOTICE '%', msg USING DETAIL = det, HINT = hnt;
-    ELSIF det <> '' THEN
-        RAISE NOTICE '%', msg USING DETAIL = det;
-    ELSIF hnt <> '' THEN
-        RAISE NOTICE '%', msg USING HINT = hnt;
-    ELSE
-        RAISE NOTICE '%', msg;
-    END IF;
-END
-$$;
-CREATE FUNCTION pg_temp.error_of(stmt text) RETURNS text
-LANGUAGE plpgsql AS $$
-DECLARE
-    st text; msg text;
-BEGIN
-    EXECUTE stmt;
-    RETURN 'no error';
-EXCEPTION WHEN OTHERS OR query_canceled THEN
-    GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT;
-    RETURN st || ': ' || msg;
-END
-$$;
+-- Helpers regress_util.expect_error (reports a statement's error as a
+-- NOTICE with SQLSTATE, DETAIL and HINT) and regress_util.error_of
+-- (returns "SQLSTATE: message"), created by 00_setup.
 CREATE EXTENSION IF NOT EXISTS dblink;
 CREATE DATABASE regress_syncwf_other;
 SELECT dblink_connect('otherdb', format('host=%s port=%s dbname=regress_syncwf_other',
@@ -75,7 +40,7 @@ SELECT lock_name, sizelimit FROM sync_locks WHERE kind = 'semaphore';
 -- without a row in this database, a semaphore defined in the other one is
 -- unknown here
 SELECT pg_temp.otherdb($$INSERT INTO sync_limit VALUES ('db/there-only', 1) RETURNING 'inserted'$$);
-CALL pg_temp.expect_error($$SELECT sync_acquire('sem/db/there-only')$$);
+CALL regress_util.expect_error($$SELECT sync_acquire('sem/db/there-only')$$);
 -- releasing here does not release there
 SELECT sync_release_all() AS released_here;
 SELECT pg_temp.otherdb($$SELECT count(*) FROM sync_holders$$) AS holders_there;

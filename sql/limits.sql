@@ -7,44 +7,9 @@
 -- newcomer; nothing here waits for it.
 --
 CREATE EXTENSION IF NOT EXISTS syncwf;
--- Helpers (session-local): expect_error runs a statement and reports its
--- error as a NOTICE "error SQLSTATE: message" with the error's DETAIL and
--- HINT, or "no error"; error_of returns "SQLSTATE: message" or "no error".
--- Both run the statement in a subtransaction.
-CREATE PROCEDURE pg_temp.expect_error(stmt text)
-LANGUAGE plpgsql AS $$
-DECLARE
-    st text; msg text; det text; hnt text;
-BEGIN
-    EXECUTE stmt;
-    RAISE NOTICE 'no error';
-EXCEPTION WHEN OTHERS OR query_canceled THEN
-    GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT,
-                            det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
-    msg := format('error %s: %s', st, msg);
-    IF det <> '' AND hnt <> '' THEN
-        RAISE NOTICE '%', msg USING DETAIL = det, HINT = hnt;
-    ELSIF det <> '' THEN
-        RAISE NOTICE '%', msg USING DETAIL = det;
-    ELSIF hnt <> '' THEN
-        RAISE NOTICE '%', msg USING HINT = hnt;
-    ELSE
-        RAISE NOTICE '%', msg;
-    END IF;
-END
-$$;
-CREATE FUNCTION pg_temp.error_of(stmt text) RETURNS text
-LANGUAGE plpgsql AS $$
-DECLARE
-    st text; msg text;
-BEGIN
-    EXECUTE stmt;
-    RETURN 'no error';
-EXCEPTION WHEN OTHERS OR query_canceled THEN
-    GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT;
-    RETURN st || ': ' || msg;
-END
-$$;
+-- Helpers regress_util.expect_error (reports a statement's error as a
+-- NOTICE with SQLSTATE, DETAIL and HINT) and regress_util.error_of
+-- (returns "SQLSTATE: message"), created by 00_setup.
 CREATE EXTENSION IF NOT EXISTS dblink;
 -- a second session of this database, over the server's unix socket
 SELECT dblink_connect('other', format('host=%s port=%s dbname=%s',
@@ -66,24 +31,24 @@ SELECT left(name, 16) AS name_start, octet_length(name) AS bytes, sizelimit
   FROM sync_limit ORDER BY name;
 -- name format: "<namespace>/<key>", no "sem/" prefix needed, no control
 -- characters, at most 251 bytes (so that "sem/" + name fits 255 bytes)
-CALL pg_temp.expect_error($$INSERT INTO sync_limit VALUES ('nokey', 1)$$);
-CALL pg_temp.expect_error($$INSERT INTO sync_limit VALUES ('/key', 1)$$);
-CALL pg_temp.expect_error($$INSERT INTO sync_limit VALUES ('ns/', 1)$$);
-CALL pg_temp.expect_error($$INSERT INTO sync_limit VALUES ('', 1)$$);
+CALL regress_util.expect_error($$INSERT INTO sync_limit VALUES ('nokey', 1)$$);
+CALL regress_util.expect_error($$INSERT INTO sync_limit VALUES ('/key', 1)$$);
+CALL regress_util.expect_error($$INSERT INTO sync_limit VALUES ('ns/', 1)$$);
+CALL regress_util.expect_error($$INSERT INTO sync_limit VALUES ('', 1)$$);
 -- (control characters: without the detail, which would show them raw)
 \x on
-SELECT pg_temp.error_of($$INSERT INTO sync_limit VALUES (E'ns/a\nb', 1)$$) AS newline,
-       pg_temp.error_of($$INSERT INTO sync_limit VALUES (E'ns/a\tb', 1)$$) AS tab,
-       pg_temp.error_of($$INSERT INTO sync_limit VALUES (E'n\x7fs/key', 1)$$) AS del;
+SELECT regress_util.error_of($$INSERT INTO sync_limit VALUES (E'ns/a\nb', 1)$$) AS newline,
+       regress_util.error_of($$INSERT INTO sync_limit VALUES (E'ns/a\tb', 1)$$) AS tab,
+       regress_util.error_of($$INSERT INTO sync_limit VALUES (E'n\x7fs/key', 1)$$) AS del;
 \x off
-CALL pg_temp.expect_error($$INSERT INTO sync_limit VALUES ('lim/' || repeat('k', 248), 1)$$);
+CALL regress_util.expect_error($$INSERT INTO sync_limit VALUES ('lim/' || repeat('k', 248), 1)$$);
 -- sizelimit: not NULL, not negative; name: unique, not NULL
-CALL pg_temp.expect_error($$INSERT INTO sync_limit VALUES ('lim/neg', -1)$$);
-CALL pg_temp.expect_error($$UPDATE sync_limit SET sizelimit = -5 WHERE name = 'lim/a'$$);
-CALL pg_temp.expect_error($$INSERT INTO sync_limit VALUES ('lim/null', NULL)$$);
-CALL pg_temp.expect_error($$INSERT INTO sync_limit (name) VALUES ('lim/default')$$);
-CALL pg_temp.expect_error($$INSERT INTO sync_limit VALUES (NULL, 1)$$);
-CALL pg_temp.expect_error($$INSERT INTO sync_limit VALUES ('lim/a', 3)$$);
+CALL regress_util.expect_error($$INSERT INTO sync_limit VALUES ('lim/neg', -1)$$);
+CALL regress_util.expect_error($$UPDATE sync_limit SET sizelimit = -5 WHERE name = 'lim/a'$$);
+CALL regress_util.expect_error($$INSERT INTO sync_limit VALUES ('lim/null', NULL)$$);
+CALL regress_util.expect_error($$INSERT INTO sync_limit (name) VALUES ('lim/default')$$);
+CALL regress_util.expect_error($$INSERT INTO sync_limit VALUES (NULL, 1)$$);
+CALL regress_util.expect_error($$INSERT INTO sync_limit VALUES ('lim/a', 3)$$);
 SELECT left(name, 16) AS name_start, sizelimit FROM sync_limit ORDER BY name;
 -- every valid row works as a semaphore limit
 SELECT sync_try_acquire('sem/lim/with/slashes') > 0 AS granted,
@@ -93,7 +58,7 @@ SELECT left(lock_name, 24) AS lock_name_start, sizelimit, holders, waiters
   FROM pg_temp.sems;
 SELECT sync_release_all() AS released;
 -- the trigger function is only for the triggers
-CALL pg_temp.expect_error($$SELECT sync_limit_changed()$$);
+CALL regress_util.expect_error($$SELECT sync_limit_changed()$$);
 SELECT sync_limit_changed();
 \echo :LAST_ERROR_SQLSTATE
 DELETE FROM sync_limit;
@@ -101,10 +66,10 @@ DELETE FROM sync_limit;
 --
 -- A semaphore without a row.
 --
-CALL pg_temp.expect_error($$SELECT sync_acquire('sem/lim/missing')$$);
+CALL regress_util.expect_error($$SELECT sync_acquire('sem/lim/missing')$$);
 -- the "sem/" prefix is not part of the row's name
 INSERT INTO sync_limit VALUES ('sem/lim/missing', 1);
-CALL pg_temp.expect_error($$SELECT sync_acquire('sem/lim/missing')$$);
+CALL regress_util.expect_error($$SELECT sync_acquire('sem/lim/missing')$$);
 DELETE FROM sync_limit;
 
 --
@@ -119,7 +84,7 @@ SELECT sync_release('sem/lim/a') AS released;
 UPDATE sync_limit SET sizelimit = 0 WHERE name = 'lim/a';
 SELECT sync_try_acquire('sem/lim/a') IS NULL AS not_granted;
 DELETE FROM sync_limit WHERE name = 'lim/a';
-CALL pg_temp.expect_error($$SELECT sync_try_acquire('sem/lim/a')$$);
+CALL regress_util.expect_error($$SELECT sync_try_acquire('sem/lim/a')$$);
 INSERT INTO sync_limit VALUES ('lim/a', 1);
 SELECT sync_try_acquire('sem/lim/a') > 0 AS granted;
 SELECT sync_release('sem/lim/a') AS released;
@@ -190,7 +155,7 @@ SELECT sync_release('sem/lim/b') AS released;
 BEGIN;
 INSERT INTO sync_limit VALUES ('lim/rolled-back', 1);
 ROLLBACK;
-CALL pg_temp.expect_error($$SELECT sync_try_acquire('sem/lim/rolled-back')$$);
+CALL regress_util.expect_error($$SELECT sync_try_acquire('sem/lim/rolled-back')$$);
 
 --
 -- A change in a savepoint that is rolled back has no effect after COMMIT;
@@ -237,8 +202,8 @@ SELECT * FROM pg_temp.sems;
 SELECT sync_acquire('sem/lim/a') = :mine AS same_token;
 SELECT pg_temp.other($$SELECT sync_try_acquire('sem/lim/a')::text$$);
 \echo :LAST_ERROR_SQLSTATE
-CALL pg_temp.expect_error($$SELECT pg_temp.other('SELECT sync_acquire(''sem/lim/a'', 0, ''0'')::text')$$);
-CALL pg_temp.expect_error($$SELECT pg_temp.other('SELECT sync_acquire_xact(ARRAY[''mtx/lim/x'', ''sem/lim/a''])::text')$$);
+CALL regress_util.expect_error($$SELECT pg_temp.other('SELECT sync_acquire(''sem/lim/a'', 0, ''0'')::text')$$);
+CALL regress_util.expect_error($$SELECT pg_temp.other('SELECT sync_acquire_xact(ARRAY[''mtx/lim/x'', ''sem/lim/a''])::text')$$);
 -- the refused array request took nothing
 SELECT count(*) AS locks FROM sync_locks WHERE lock_name = 'mtx/lim/x';
 -- the row is back: newcomers are admitted again, under the new limit
@@ -252,7 +217,7 @@ SELECT pg_temp.other($$SELECT sync_release_all()$$) AS other_released;
 DELETE FROM sync_limit WHERE name = 'lim/a';
 SELECT sync_release('sem/lim/a') AS released;
 SELECT * FROM pg_temp.sems;
-CALL pg_temp.expect_error($$SELECT sync_acquire('sem/lim/a')$$);
+CALL regress_util.expect_error($$SELECT sync_acquire('sem/lim/a')$$);
 
 --
 -- TRUNCATE sync_limit.
@@ -269,8 +234,8 @@ SELECT pg_temp.other($$SELECT sync_release_all()$$) AS other_released;
 -- committed: every live semaphore loses its limit, but keeps its holders
 TRUNCATE sync_limit;
 SELECT * FROM pg_temp.sems;
-CALL pg_temp.expect_error($$SELECT pg_temp.other('SELECT sync_try_acquire(''sem/lim/c'')::text')$$);
-CALL pg_temp.expect_error($$SELECT sync_acquire('sem/lim/d')$$);
+CALL regress_util.expect_error($$SELECT pg_temp.other('SELECT sync_try_acquire(''sem/lim/c'')::text')$$);
+CALL regress_util.expect_error($$SELECT sync_acquire('sem/lim/d')$$);
 -- TRUNCATE and re-INSERT in one transaction: the rows present at commit
 BEGIN;
 TRUNCATE sync_limit;
@@ -309,8 +274,8 @@ PREPARE TRANSACTION 'syncwf_regress_limits';
 INSERT INTO sync_limit VALUES ('lim/a', 1);
 BEGIN;
 ALTER TABLE sync_limit RENAME TO sync_limit_renamed;
-CALL pg_temp.expect_error($$SELECT sync_acquire('sem/lim/a')$$);
-CALL pg_temp.expect_error($$SELECT sync_try_acquire(ARRAY['mtx/lim/m', 'sem/lim/a'])$$);
+CALL regress_util.expect_error($$SELECT sync_acquire('sem/lim/a')$$);
+CALL regress_util.expect_error($$SELECT sync_try_acquire(ARRAY['mtx/lim/m', 'sem/lim/a'])$$);
 -- mutexes do not need it
 SELECT sync_try_acquire_xact('mtx/lim/m') > 0 AS granted;
 ROLLBACK;
@@ -326,7 +291,7 @@ DELETE FROM sync_limit;
 INSERT INTO sync_limit VALUES ('lim/in-xact', 1);
 BEGIN;
 INSERT INTO sync_limit VALUES ('lim/new-in-xact', 3);
-CALL pg_temp.expect_error($$SELECT sync_try_acquire('sem/lim/new-in-xact')$$);
+CALL regress_util.expect_error($$SELECT sync_try_acquire('sem/lim/new-in-xact')$$);
 UPDATE sync_limit SET sizelimit = 0 WHERE name = 'lim/in-xact';
 SELECT sync_try_acquire_xact('sem/lim/in-xact') > 0 AS granted_at_committed_limit;
 SELECT lock_name, sizelimit FROM sync_locks WHERE lock_name = 'sem/lim/in-xact';
@@ -340,7 +305,7 @@ BEGIN;
 DELETE FROM sync_limit WHERE name = 'lim/new-in-xact';
 SELECT sync_try_acquire_xact('sem/lim/new-in-xact') > 0 AS granted_row_still_committed;
 COMMIT;
-CALL pg_temp.expect_error($$SELECT sync_try_acquire('sem/lim/new-in-xact')$$);
+CALL regress_util.expect_error($$SELECT sync_try_acquire('sem/lim/new-in-xact')$$);
 DELETE FROM sync_limit;
 
 --
@@ -354,7 +319,7 @@ INSERT INTO sync_limit VALUES ('lim/ru', 2), ('lim/rs', 1);
 -- rolled-back UPDATE
 BEGIN;
 UPDATE sync_limit SET sizelimit = 0 WHERE name = 'lim/ru';
-DO $$ BEGIN PERFORM pg_temp.error_of($q$SELECT sync_try_acquire_xact('sem/lim/ru')$q$); END $$;
+DO $$ BEGIN PERFORM regress_util.error_of($q$SELECT sync_try_acquire_xact('sem/lim/ru')$q$); END $$;
 ROLLBACK;
 SELECT sizelimit FROM sync_limit WHERE name = 'lim/ru';
 SELECT sync_try_acquire('sem/lim/ru') IS NOT NULL AS granted;
@@ -363,17 +328,17 @@ DO $$ BEGIN PERFORM sync_release_all(), pg_temp.other('SELECT sync_release_all()
 -- rolled-back INSERT
 BEGIN;
 INSERT INTO sync_limit VALUES ('lim/ri', 1);
-DO $$ BEGIN PERFORM pg_temp.error_of($q$SELECT sync_try_acquire_xact('sem/lim/ri')$q$); END $$;
+DO $$ BEGIN PERFORM regress_util.error_of($q$SELECT sync_try_acquire_xact('sem/lim/ri')$q$); END $$;
 ROLLBACK;
-CALL pg_temp.expect_error($$SELECT sync_try_acquire('sem/lim/ri')$$);
-CALL pg_temp.expect_error($$SELECT pg_temp.other('SELECT sync_try_acquire(''sem/lim/ri'')::text')$$);
+CALL regress_util.expect_error($$SELECT sync_try_acquire('sem/lim/ri')$$);
+CALL regress_util.expect_error($$SELECT pg_temp.other('SELECT sync_try_acquire(''sem/lim/ri'')::text')$$);
 DO $$ BEGIN PERFORM sync_release_all(), pg_temp.other('SELECT sync_release_all()'); END $$;
 -- rolled-back UPDATE, with a session-scope acquire inside the transaction
 -- (a hold that would outlive it): afterwards the semaphore has the
 -- committed limit
 BEGIN;
 UPDATE sync_limit SET sizelimit = 5 WHERE name = 'lim/rs';
-DO $$ BEGIN PERFORM pg_temp.error_of($q$SELECT sync_acquire('sem/lim/rs')$q$); END $$;
+DO $$ BEGIN PERFORM regress_util.error_of($q$SELECT sync_acquire('sem/lim/rs')$q$); END $$;
 ROLLBACK;
 SELECT sync_acquire('sem/lim/rs') > 0 AS held;
 SELECT lock_name, sizelimit, holders FROM sync_locks WHERE lock_name = 'sem/lim/rs';

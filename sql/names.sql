@@ -6,44 +6,9 @@
 --   namespace without "/", no control characters (0x01-0x1F, 0x7F) anywhere.
 --
 CREATE EXTENSION IF NOT EXISTS syncwf;
--- Helpers (session-local): expect_error runs a statement and reports its
--- error as a NOTICE "error SQLSTATE: message" with the error's DETAIL and
--- HINT, or "no error"; error_of returns "SQLSTATE: message" or "no error".
--- Both run the statement in a subtransaction.
-CREATE PROCEDURE pg_temp.expect_error(stmt text)
-LANGUAGE plpgsql AS $$
-DECLARE
-    st text; msg text; det text; hnt text;
-BEGIN
-    EXECUTE stmt;
-    RAISE NOTICE 'no error';
-EXCEPTION WHEN OTHERS OR query_canceled THEN
-    GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT,
-                            det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
-    msg := format('error %s: %s', st, msg);
-    IF det <> '' AND hnt <> '' THEN
-        RAISE NOTICE '%', msg USING DETAIL = det, HINT = hnt;
-    ELSIF det <> '' THEN
-        RAISE NOTICE '%', msg USING DETAIL = det;
-    ELSIF hnt <> '' THEN
-        RAISE NOTICE '%', msg USING HINT = hnt;
-    ELSE
-        RAISE NOTICE '%', msg;
-    END IF;
-END
-$$;
-CREATE FUNCTION pg_temp.error_of(stmt text) RETURNS text
-LANGUAGE plpgsql AS $$
-DECLARE
-    st text; msg text;
-BEGIN
-    EXECUTE stmt;
-    RETURN 'no error';
-EXCEPTION WHEN OTHERS OR query_canceled THEN
-    GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT;
-    RETURN st || ': ' || msg;
-END
-$$;
+-- Helpers regress_util.expect_error (reports a statement's error as a
+-- NOTICE with SQLSTATE, DETAIL and HINT) and regress_util.error_of
+-- (returns "SQLSTATE: message"), created by 00_setup.
 
 -- Valid names.  The key may contain "/" (even be just "/"), any non-control
 -- character is allowed, and the kind prefix is case-sensitive.
@@ -71,51 +36,51 @@ SELECT sync_release('mtx/ns/' || repeat('k', 248)) AS released,
 -- Every kind of invalid name, with its detail and hint.
 --
 -- unknown or missing kind prefix
-CALL pg_temp.expect_error($$SELECT sync_acquire('foo/ns/key')$$);
-CALL pg_temp.expect_error($$SELECT sync_acquire('MTX/ns/key')$$);
-CALL pg_temp.expect_error($$SELECT sync_acquire('mutex/ns/key')$$);
-CALL pg_temp.expect_error($$SELECT sync_acquire(' mtx/ns/key')$$);
-CALL pg_temp.expect_error($$SELECT sync_acquire('ns/key')$$);
-CALL pg_temp.expect_error($$SELECT sync_acquire('mtx')$$);
-CALL pg_temp.expect_error($$SELECT sync_acquire('')$$);
+CALL regress_util.expect_error($$SELECT sync_acquire('foo/ns/key')$$);
+CALL regress_util.expect_error($$SELECT sync_acquire('MTX/ns/key')$$);
+CALL regress_util.expect_error($$SELECT sync_acquire('mutex/ns/key')$$);
+CALL regress_util.expect_error($$SELECT sync_acquire(' mtx/ns/key')$$);
+CALL regress_util.expect_error($$SELECT sync_acquire('ns/key')$$);
+CALL regress_util.expect_error($$SELECT sync_acquire('mtx')$$);
+CALL regress_util.expect_error($$SELECT sync_acquire('')$$);
 -- empty namespace
-CALL pg_temp.expect_error($$SELECT sync_acquire('mtx//key')$$);
-CALL pg_temp.expect_error($$SELECT sync_acquire('sem//key')$$);
-CALL pg_temp.expect_error($$SELECT sync_acquire('mtx///')$$);
+CALL regress_util.expect_error($$SELECT sync_acquire('mtx//key')$$);
+CALL regress_util.expect_error($$SELECT sync_acquire('sem//key')$$);
+CALL regress_util.expect_error($$SELECT sync_acquire('mtx///')$$);
 -- no key: no "/" after the namespace (also when the namespace is empty too)
-CALL pg_temp.expect_error($$SELECT sync_acquire('mtx/ns')$$);
-CALL pg_temp.expect_error($$SELECT sync_acquire('sem/ns')$$);
-CALL pg_temp.expect_error($$SELECT sync_acquire('mtx/')$$);
+CALL regress_util.expect_error($$SELECT sync_acquire('mtx/ns')$$);
+CALL regress_util.expect_error($$SELECT sync_acquire('sem/ns')$$);
+CALL regress_util.expect_error($$SELECT sync_acquire('mtx/')$$);
 -- empty key
-CALL pg_temp.expect_error($$SELECT sync_acquire('mtx/ns/')$$);
-CALL pg_temp.expect_error($$SELECT sync_acquire('sem/ns/')$$);
+CALL regress_util.expect_error($$SELECT sync_acquire('mtx/ns/')$$);
+CALL regress_util.expect_error($$SELECT sync_acquire('sem/ns/')$$);
 -- control characters: newline, tab, DEL, 0x01, 0x1F, wherever they are
-CALL pg_temp.expect_error($$SELECT sync_acquire(E'mtx/ns/a\nb')$$);
-CALL pg_temp.expect_error($$SELECT sync_acquire(E'mtx/ns/a\tb')$$);
-CALL pg_temp.expect_error($$SELECT sync_acquire(E'mtx/ns/a\x7fb')$$);
-CALL pg_temp.expect_error($$SELECT sync_acquire(E'mtx/n\x01s/key')$$);
-CALL pg_temp.expect_error($$SELECT sync_acquire(E'mtx/ns/key\x1f')$$);
-CALL pg_temp.expect_error($$SELECT sync_acquire(E'\rmtx/ns/key')$$);
+CALL regress_util.expect_error($$SELECT sync_acquire(E'mtx/ns/a\nb')$$);
+CALL regress_util.expect_error($$SELECT sync_acquire(E'mtx/ns/a\tb')$$);
+CALL regress_util.expect_error($$SELECT sync_acquire(E'mtx/ns/a\x7fb')$$);
+CALL regress_util.expect_error($$SELECT sync_acquire(E'mtx/n\x01s/key')$$);
+CALL regress_util.expect_error($$SELECT sync_acquire(E'mtx/ns/key\x1f')$$);
+CALL regress_util.expect_error($$SELECT sync_acquire(E'\rmtx/ns/key')$$);
 -- a control character is reported before a bad prefix
-CALL pg_temp.expect_error($$SELECT sync_acquire(E'bad\n')$$);
+CALL regress_util.expect_error($$SELECT sync_acquire(E'bad\n')$$);
 -- 256 bytes: one too many (and the length is checked first of all)
-CALL pg_temp.expect_error($$SELECT sync_acquire('mtx/ns/' || repeat('k', 249))$$);
-CALL pg_temp.expect_error($$SELECT sync_acquire('mtx/ns/' || repeat('é', 125))$$);
-CALL pg_temp.expect_error($$SELECT sync_acquire(repeat(E'\n', 300))$$);
+CALL regress_util.expect_error($$SELECT sync_acquire('mtx/ns/' || repeat('k', 249))$$);
+CALL regress_util.expect_error($$SELECT sync_acquire('mtx/ns/' || repeat('é', 125))$$);
+CALL regress_util.expect_error($$SELECT sync_acquire(repeat(E'\n', 300))$$);
 -- NULL name, NULL priority, negative timeout
-CALL pg_temp.expect_error($$SELECT sync_acquire(NULL::text)$$);
-CALL pg_temp.expect_error($$SELECT sync_acquire('mtx/ns/key', NULL)$$);
-CALL pg_temp.expect_error($$SELECT sync_acquire('mtx/ns/key', 0, '-1 ms')$$);
-CALL pg_temp.expect_error($$SELECT sync_acquire('mtx/ns/key', 0, '1 day -25 hours')$$);
+CALL regress_util.expect_error($$SELECT sync_acquire(NULL::text)$$);
+CALL regress_util.expect_error($$SELECT sync_acquire('mtx/ns/key', NULL)$$);
+CALL regress_util.expect_error($$SELECT sync_acquire('mtx/ns/key', 0, '-1 ms')$$);
+CALL regress_util.expect_error($$SELECT sync_acquire('mtx/ns/key', 0, '1 day -25 hours')$$);
 -- the name is checked before the other arguments
-CALL pg_temp.expect_error($$SELECT sync_acquire('bad', NULL, '-1 s')$$);
+CALL regress_util.expect_error($$SELECT sync_acquire('bad', NULL, '-1 s')$$);
 -- none of these left anything behind
 SELECT count(*) AS locks FROM sync_locks;
 
 --
 -- The same checks in every function that takes one lock name.
 --
-SELECT c.case_name, f.fn, pg_temp.error_of(format(f.tmpl, c.arg)) AS result
+SELECT c.case_name, f.fn, regress_util.error_of(format(f.tmpl, c.arg)) AS result
   FROM (VALUES (1, 'unknown prefix', quote_literal('foo/ns/key')),
                (2, 'empty namespace', quote_literal('mtx//key')),
                (3, 'no key', quote_literal('sem/ns')),
@@ -134,7 +99,7 @@ SELECT c.case_name, f.fn, pg_temp.error_of(format(f.tmpl, c.arg)) AS result
  ORDER BY c.n, f.n;
 
 -- ... and in every array form, for an invalid element
-SELECT c.case_name, f.fn, pg_temp.error_of(format(f.tmpl, c.arg)) AS result
+SELECT c.case_name, f.fn, regress_util.error_of(format(f.tmpl, c.arg)) AS result
   FROM (VALUES (1, 'unknown prefix', quote_literal('foo/ns/key')),
                (2, 'empty namespace', quote_literal('mtx//key')),
                (3, 'no key', quote_literal('sem/ns')),
@@ -152,7 +117,7 @@ SELECT c.case_name, f.fn, pg_temp.error_of(format(f.tmpl, c.arg)) AS result
 SELECT count(*) AS locks FROM sync_locks;
 
 -- NULL priority and negative timeout, in every form that has them
-SELECT f.fn, pg_temp.error_of(f.stmt) AS result
+SELECT f.fn, regress_util.error_of(f.stmt) AS result
   FROM (VALUES (1, 'sync_acquire', 'SELECT sync_acquire(''mtx/ns/k'', NULL)'),
                (2, 'sync_try_acquire', 'SELECT sync_try_acquire(''mtx/ns/k'', NULL)'),
                (3, 'sync_acquire_xact', 'SELECT sync_acquire_xact(''mtx/ns/k'', NULL)'),
@@ -174,16 +139,16 @@ SELECT count(*) AS locks FROM sync_locks;
 --
 -- Array arguments.
 --
-CALL pg_temp.expect_error($$SELECT sync_acquire(NULL::text[])$$);
-CALL pg_temp.expect_error($$SELECT sync_acquire(ARRAY[NULL]::text[])$$);
-CALL pg_temp.expect_error($$SELECT sync_acquire(ARRAY['mtx/ns/a', NULL, 'mtx/ns/b'])$$);
-CALL pg_temp.expect_error($$SELECT sync_acquire('{}'::text[])$$);
-CALL pg_temp.expect_error($$SELECT sync_acquire(ARRAY['mtx/ns/a', 'mtx/ns/b', 'mtx/ns/a'])$$);
-CALL pg_temp.expect_error($$SELECT sync_acquire(ARRAY[['mtx/ns/a', 'mtx/ns/b'], ['mtx/ns/c', 'mtx/ns/d']])$$);
-CALL pg_temp.expect_error($$SELECT sync_acquire(ARRAY[['mtx/ns/a']])$$);
+CALL regress_util.expect_error($$SELECT sync_acquire(NULL::text[])$$);
+CALL regress_util.expect_error($$SELECT sync_acquire(ARRAY[NULL]::text[])$$);
+CALL regress_util.expect_error($$SELECT sync_acquire(ARRAY['mtx/ns/a', NULL, 'mtx/ns/b'])$$);
+CALL regress_util.expect_error($$SELECT sync_acquire('{}'::text[])$$);
+CALL regress_util.expect_error($$SELECT sync_acquire(ARRAY['mtx/ns/a', 'mtx/ns/b', 'mtx/ns/a'])$$);
+CALL regress_util.expect_error($$SELECT sync_acquire(ARRAY[['mtx/ns/a', 'mtx/ns/b'], ['mtx/ns/c', 'mtx/ns/d']])$$);
+CALL regress_util.expect_error($$SELECT sync_acquire(ARRAY[['mtx/ns/a']])$$);
 -- 65 names: too many (checked before the names themselves)
-CALL pg_temp.expect_error($$SELECT sync_acquire(array(SELECT 'mtx/many/' || g FROM generate_series(1, 65) g))$$);
-CALL pg_temp.expect_error($$SELECT sync_acquire(array(SELECT 'bad' || g FROM generate_series(1, 65) g))$$);
+CALL regress_util.expect_error($$SELECT sync_acquire(array(SELECT 'mtx/many/' || g FROM generate_series(1, 65) g))$$);
+CALL regress_util.expect_error($$SELECT sync_acquire(array(SELECT 'bad' || g FROM generate_series(1, 65) g))$$);
 -- duplicates are exact byte matches: case and a trailing "/" make
 -- different locks
 SELECT cardinality(sync_try_acquire(ARRAY['mtx/dup/a', 'mtx/dup/A', 'mtx/dup/a/'])) AS tokens;
@@ -193,7 +158,7 @@ SELECT cardinality(sync_try_acquire('[5:6]={mtx/lb/a,mtx/lb/b}'::text[])) AS tok
 SELECT sync_release_all() AS released;
 
 -- The same array checks in all four array forms.
-SELECT c.case_name, f.fn, pg_temp.error_of(format(f.tmpl, c.arg)) AS result
+SELECT c.case_name, f.fn, regress_util.error_of(format(f.tmpl, c.arg)) AS result
   FROM (VALUES (1, 'NULL array', 'NULL::text[]'),
                (2, 'NULL element', 'ARRAY[''mtx/ns/a'', NULL]'),
                (3, 'empty array', '''{}''::text[]'),
@@ -218,8 +183,8 @@ SELECT sync_release_all() AS released;
 -- sync_release checks the name the same way; a valid name this session
 -- does not hold is a WARNING (SQLSTATE 01000) and false.
 --
-CALL pg_temp.expect_error($$SELECT sync_release(NULL)$$);
-CALL pg_temp.expect_error($$SELECT sync_release('mtx/ns')$$);
+CALL regress_util.expect_error($$SELECT sync_release(NULL)$$);
+CALL regress_util.expect_error($$SELECT sync_release('mtx/ns')$$);
 SELECT sync_release('mtx/never/held') AS released;
 -- a semaphore name needs no sync_limit row to be released (or not)
 SELECT sync_release('sem/no/row') AS released;

@@ -4,44 +4,9 @@
 -- of syncwf_admin.  The roles are created here and dropped at the end.
 --
 CREATE EXTENSION IF NOT EXISTS syncwf;
--- Helpers (session-local): expect_error runs a statement and reports its
--- error as a NOTICE "error SQLSTATE: message" with the error's DETAIL and
--- HINT, or "no error"; error_of returns "SQLSTATE: message" or "no error".
--- Both run the statement in a subtransaction.
-CREATE PROCEDURE pg_temp.expect_error(stmt text)
-LANGUAGE plpgsql AS $$
-DECLARE
-    st text; msg text; det text; hnt text;
-BEGIN
-    EXECUTE stmt;
-    RAISE NOTICE 'no error';
-EXCEPTION WHEN OTHERS OR query_canceled THEN
-    GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT,
-                            det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
-    msg := format('error %s: %s', st, msg);
-    IF det <> '' AND hnt <> '' THEN
-        RAISE NOTICE '%', msg USING DETAIL = det, HINT = hnt;
-    ELSIF det <> '' THEN
-        RAISE NOTICE '%', msg USING DETAIL = det;
-    ELSIF hnt <> '' THEN
-        RAISE NOTICE '%', msg USING HINT = hnt;
-    ELSE
-        RAISE NOTICE '%', msg;
-    END IF;
-END
-$$;
-CREATE FUNCTION pg_temp.error_of(stmt text) RETURNS text
-LANGUAGE plpgsql AS $$
-DECLARE
-    st text; msg text;
-BEGIN
-    EXECUTE stmt;
-    RETURN 'no error';
-EXCEPTION WHEN OTHERS OR query_canceled THEN
-    GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT;
-    RETURN st || ': ' || msg;
-END
-$$;
+-- Helpers regress_util.expect_error (reports a statement's error as a
+-- NOTICE with SQLSTATE, DETAIL and HINT) and regress_util.error_of
+-- (returns "SQLSTATE: message"), created by 00_setup.
 CREATE ROLE regress_syncwf_user;
 CREATE ROLE regress_syncwf_limit_admin IN ROLE syncwf_admin;
 INSERT INTO sync_limit VALUES ('priv/sem', 2);
@@ -65,14 +30,14 @@ SELECT count(*) AS locks FROM sync_locks;
 SELECT count(*) AS holders FROM sync_holders;
 SELECT count(*) AS waiters FROM sync_waiters;
 -- may not change limits
-CALL pg_temp.expect_error($$INSERT INTO sync_limit VALUES ('priv/new', 1)$$);
-CALL pg_temp.expect_error($$UPDATE sync_limit SET sizelimit = 5 WHERE name = 'priv/sem'$$);
-CALL pg_temp.expect_error($$DELETE FROM sync_limit WHERE name = 'priv/sem'$$);
-CALL pg_temp.expect_error($$TRUNCATE sync_limit$$);
+CALL regress_util.expect_error($$INSERT INTO sync_limit VALUES ('priv/new', 1)$$);
+CALL regress_util.expect_error($$UPDATE sync_limit SET sizelimit = 5 WHERE name = 'priv/sem'$$);
+CALL regress_util.expect_error($$DELETE FROM sync_limit WHERE name = 'priv/sem'$$);
+CALL regress_util.expect_error($$TRUNCATE sync_limit$$);
 INSERT INTO sync_limit VALUES ('priv/new', 1);
 \echo :LAST_ERROR_SQLSTATE
 -- ... nor call the trigger function usefully
-CALL pg_temp.expect_error($$SELECT sync_limit_changed()$$);
+CALL regress_util.expect_error($$SELECT sync_limit_changed()$$);
 -- may take and release mutexes and semaphores, in both scopes
 SELECT sync_acquire('mtx/priv/a') > 0 AS granted;
 SELECT sync_try_acquire('sem/priv/sem') > 0 AS granted;
@@ -103,12 +68,12 @@ SELECT sync_try_acquire('sem/priv/sem') IS NULL AS not_granted;
 DELETE FROM sync_limit WHERE name = 'priv/new';
 TRUNCATE sync_limit;
 SELECT count(*) AS limits FROM sync_limit;
-CALL pg_temp.expect_error($$SELECT sync_try_acquire('sem/priv/sem')$$);
+CALL regress_util.expect_error($$SELECT sync_try_acquire('sem/priv/sem')$$);
 INSERT INTO sync_limit VALUES ('priv/sem', 1);
 SELECT sync_try_acquire('sem/priv/sem') > 0 AS granted;
 SELECT sync_release_all() AS released;
 -- membership gives the table privileges, not ownership
-CALL pg_temp.expect_error($$ALTER TABLE sync_limit ADD COLUMN note text$$);
+CALL regress_util.expect_error($$ALTER TABLE sync_limit ADD COLUMN note text$$);
 RESET ROLE;
 
 -- the role is a member, and the grant can be taken back
@@ -116,7 +81,7 @@ SELECT pg_has_role('regress_syncwf_limit_admin', 'syncwf_admin', 'MEMBER') AS ad
        pg_has_role('regress_syncwf_user', 'syncwf_admin', 'MEMBER') AS user_member;
 REVOKE syncwf_admin FROM regress_syncwf_limit_admin;
 SET ROLE regress_syncwf_limit_admin;
-CALL pg_temp.expect_error($$DELETE FROM sync_limit$$);
+CALL regress_util.expect_error($$DELETE FROM sync_limit$$);
 RESET ROLE;
 
 DELETE FROM sync_limit WHERE name = 'priv/sem';
