@@ -21,7 +21,6 @@
 #include "access/xact.h"
 #include "common/int.h"
 #include "miscadmin.h"
-#include "pgstat.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
 #include "storage/proc.h"
@@ -34,7 +33,6 @@ typedef struct LocalHold
 {
 	char		name[SYNC_NAME_BUFLEN]; /* hash key */
 	SyncEntry  *entry;			/* NULL while the request is being made */
-	uint64		request_id;
 	SyncScope	scope;
 	SubTransactionId subid;		/* transaction scope: who acquired it */
 } LocalHold;
@@ -415,7 +413,6 @@ sync_reserve_request(AcquireRequest *req, SyncScope scope)
 		hold = hash_search(local_holds, req->names[i], HASH_ENTER, &found);
 		Assert(!found);
 		hold->entry = NULL;
-		hold->request_id = 0;
 		hold->scope = scope;
 		hold->subid = GetCurrentSubTransactionId();
 	}
@@ -800,7 +797,6 @@ sync_acquire_locks(char **names, int nnames, int32 priority,
 		hold = hash_search(local_holds, names[i], HASH_FIND, NULL);
 		Assert(hold != NULL);
 		hold->entry = req.entries[i];
-		hold->request_id = req.entries[i]->request_id;
 		if (scope == SYNC_SCOPE_XACT)
 			n_xact_holds++;
 		tokens[i] = (int64) req.entries[i]->token;

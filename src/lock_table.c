@@ -86,7 +86,6 @@ sync_shmem_startup(void)
 		pg_atomic_init_u64(&SyncState->next_token, 0);
 		pg_atomic_init_u64(&SyncState->token_reserved, 0);
 		pg_atomic_init_u64(&SyncState->limit_generation, 1);
-		pg_atomic_init_u64(&SyncState->grants, 0);
 
 		/* thread every entry onto the free list */
 		for (int i = 0; i < sync_max_entries; i++)

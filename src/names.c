@@ -16,7 +16,6 @@
  */
 #include "syncwf.h"
 
-#include "utils/builtins.h"
 
 static inline bool
 sync_is_control(unsigned char c)

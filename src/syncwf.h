@@ -145,7 +145,6 @@ typedef struct SyncShared
 	pg_atomic_uint64 next_token;	/* next fencing token to hand out */
 	pg_atomic_uint64 token_reserved;	/* tokens below this are durable */
 	pg_atomic_uint64 limit_generation;	/* bumped by every limit change */
-	pg_atomic_uint64 grants;	/* statistics */
 } SyncShared;
 
 /* guc.c */

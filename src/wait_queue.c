@@ -148,8 +148,6 @@ sync_request_grant(SyncEntry *entry)
 		e = e->next_in_request;
 	} while (e != entry);
 
-	pg_atomic_fetch_add_u64(&SyncState->grants, 1);
-
 	if (entry->procno != MyProc->pgprocno)
 		SetLatch(&GetPGProcByNumber(entry->procno)->procLatch);
 }
