@@ -4,7 +4,7 @@
 #   make install         install into the PostgreSQL found by $(PG_CONFIG)
 #   make test            every suite, from scratch (scripts/test.sh)
 #   make bench           pgbench comparison, writes docs/benchmarks.md
-#   make test-valgrind   the suites with every backend under valgrind memcheck
+#   make test-valgrind   the SQL suites against a server under valgrind memcheck
 
 EXTENSION    = syncwf
 MODULE_big   = syncwf

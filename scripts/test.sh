@@ -28,9 +28,11 @@
 # "N passed, N failed", counting test units: one per pg_regress test, per
 # isolation spec, per pgTAP file, per TAP file. Exit status 0 iff nothing failed.
 #
-# SYNCWF_VALGRIND=1 (make test-valgrind): only the pg_regress layer, with the
-# server under valgrind memcheck; logs in .test-out/valgrind/PID.log; fails on
-# any valgrind error whose report mentions syncwf.
+# SYNCWF_VALGRIND=1 (make test-valgrind): the pg_regress, isolation and pgTAP
+# layers against one server running under valgrind memcheck (the Perl TAP
+# tests start and kill their own servers, so they are left out); logs in
+# .test-out/valgrind/PID.log; fails on any valgrind error whose report
+# mentions syncwf.
 set -euo pipefail
 # shellcheck source=scripts/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -117,6 +119,11 @@ start_instance() {
 stop_instance() {
     run_pg pg_ctl -D "$1" -m fast -w -t "${PG_CTL_TIMEOUT:-120}" stop >/dev/null 2>&1 || true
 }
+
+# Shared-server mode (the valgrind run): when SHARED_PORT is set, the
+# regress, isolation and pgTAP layers run against that already running
+# server instead of starting their own, and LAYER_TAG marks their names.
+SHARED_SOCK=""; SHARED_PORT=""; LAYER_TAG=""
 
 # ---------------------------------------------------------------------------
 # Per-layer results.
@@ -256,7 +263,7 @@ regress_tests() { # fills R_TESTS (names) and R_ARGS (test args for pg_regress)
 }
 
 layer_regress() {
-    local name="pg_regress" out="$OUT/regress"
+    local name="pg_regress$LAYER_TAG" out="$OUT${LAYER_TAG:+/valgrind}/regress"
     log "layer a: pg_regress (sql/*.sql)"
     regress_tests
     if ((${#R_TESTS[@]} == 0)); then
@@ -264,10 +271,11 @@ layer_regress() {
     fi
     run_pg mkdir -p "$out"
     stage_inputs "$ROOT" "$out/input" sql "${R_TESTS[@]}"
-    local rc=0
-    (cd "$out" && run_pg "$PG_REGRESS" --temp-instance="$out/tmp_instance" \
-        --temp-config="$CONF" --bindir="$PG_BINDIR" --inputdir="$out/input" \
-        --outputdir="$out" --no-locale --encoding=UTF8 --dbname=regression \
+    local rc=0 target
+    target=(--temp-instance="$out/tmp_instance" --temp-config="$CONF" --no-locale)
+    [[ -n "$SHARED_PORT" ]] && target=(--host="$SHARED_SOCK" --port="$SHARED_PORT" --user=postgres)
+    (cd "$out" && run_pg "$PG_REGRESS" "${target[@]}" --bindir="$PG_BINDIR" \
+        --inputdir="$out/input" --outputdir="$out" --encoding=UTF8 --dbname=regression \
         "${R_ARGS[@]}") 2>&1 | tee "$out/pg_regress.log" || rc=$?
     read -r p f < <(count_regress "$out/pg_regress.log" "${#R_TESTS[@]}" "$rc")
     ((f == 0)) || regress_failure_text "$name" "$out"
@@ -275,16 +283,11 @@ layer_regress() {
     record "$name" "$p" "$f" "$((p + f)) tests"
 }
 
-# a'. pg_regress with the server under valgrind (SYNCWF_VALGRIND=1)
-layer_regress_valgrind() {
-    local name="pg_regress (valgrind)" vg="$OUT/valgrind" out="$OUT/valgrind/regress"
-    log "layer a under valgrind memcheck (slow)"
-    regress_tests
-    if ((${#R_TESTS[@]} == 0)); then
-        echo "no tests (no sql/*.sql)"; record "$name" 0 0 "no tests"; return
-    fi
-    run_pg mkdir -p "$vg" "$out"
-    stage_inputs "$ROOT" "$out/input" sql "${R_TESTS[@]}"
+# a', b', c'. the SQL layers against one server under valgrind (SYNCWF_VALGRIND=1)
+layer_valgrind() {
+    local name="valgrind memcheck" vg="$OUT/valgrind"
+    log "layers a, b, c against one server under valgrind memcheck (slow)"
+    run_pg mkdir -p "$vg"
     local wrapper="$vg/postgres-valgrind"
     cat >"$wrapper" <<EOF
 #!/bin/sh
@@ -294,24 +297,19 @@ EOF
     chmod 755 "$wrapper"
     local port; port=$(free_port 54900)
     PG_CTL_EXTRA=(-p "$wrapper"); PG_CTL_TIMEOUT=600
-    start_instance "$vg" "$port" \
-        || { add_failure_text "valgrind instance start" "$vg/postmaster.log" 40
-             record "$name" 0 "${#R_TESTS[@]}" "${#R_TESTS[@]} tests; instance did not start"; return; }
-    # pg_regress against the running instance. Not --use-existing: without it
-    # pg_regress (re)creates the database with exactly the settings
-    # --temp-instance mode uses, so the same expected files apply.
-    local rc=0
-    (cd "$out" && run_pg "$PG_REGRESS" --host="$INST_SOCK" --port="$port" \
-        --user=postgres --bindir="$PG_BINDIR" --inputdir="$out/input" \
-        --outputdir="$out" --encoding=UTF8 --dbname=regression \
-        "${R_ARGS[@]}") 2>&1 | tee "$out/pg_regress.log" || rc=$?
-    stop_instance "$INST_DATA"
-    PG_CTL_EXTRA=(); unset PG_CTL_TIMEOUT
-    read -r p f < <(count_regress "$out/pg_regress.log" "${#R_TESTS[@]}" "$rc")
-    if ((f > 0)); then
-        [[ -s "$out/regression.diffs" ]] && add_failure_text "$name: regression.diffs" "$out/regression.diffs"
-        add_failure_text "$name: tail of $vg/postmaster.log" "$vg/postmaster.log" 40
+    if ! start_instance "$vg" "$port"; then
+        add_failure_text "valgrind instance start" "$vg/postmaster.log" 40
+        record "$name" 0 1 "instance did not start"; return
     fi
+    local vg_data="$INST_DATA"
+    SHARED_SOCK="$INST_SOCK"; SHARED_PORT="$port"; LAYER_TAG=" (valgrind)"
+    layer_regress
+    layer_isolation
+    layer_pgtap
+    SHARED_SOCK=""; SHARED_PORT=""; LAYER_TAG=""
+    stop_instance "$vg_data"
+    PG_CTL_EXTRA=(); unset PG_CTL_TIMEOUT
+
     # Valgrind errors whose report mentions syncwf: the string itself (frames
     # "(in .../syncwf.so)") or a frame in one of the module's functions (with
     # debug info valgrind prints "func (holds.c:12)", not the object name).
@@ -342,18 +340,15 @@ EOF
     echo "valgrind: $nlogs process logs, $verrs error reports mentioning syncwf"
     if ((verrs > 0)); then
         add_failure_text "valgrind errors mentioning syncwf" "$vgbad"
-        f=$((f + 1))
-        L_EXTRA_VG="; valgrind: $verrs syncwf error report(s), counted as 1 failure"
+        record "$name" 0 1 "$nlogs process logs; $verrs error report(s) mentioning syncwf"
     else
-        L_EXTRA_VG="; valgrind: clean"
+        record "$name" 1 0 "$nlogs process logs; no error touching syncwf"
     fi
-    echo "pg_regress under valgrind: $p passed, $f failed"
-    record "$name" "$p" "$f" "${#R_TESTS[@]} tests$L_EXTRA_VG"
 }
 
 # b. isolation
 layer_isolation() {
-    local name="isolation" out="$OUT/isolation" specs=() s
+    local name="isolation$LAYER_TAG" out="$OUT${LAYER_TAG:+/valgrind}/isolation" specs=() s
     log "layer b: isolation (test/isolation/specs/*.spec)"
     shopt -s nullglob
     for s in "$ROOT"/test/isolation/specs/*.spec; do s="${s##*/}"; specs+=("${s%.spec}"); done
@@ -364,10 +359,12 @@ layer_isolation() {
     mapfile -t specs < <(printf '%s\n' "${specs[@]}" | LC_ALL=C sort)
     run_pg mkdir -p "$out"
     stage_inputs "$ROOT/test/isolation" "$out/input" specs "${specs[@]}"
-    local rc=0
-    (cd "$out" && run_pg "$PG_ISOLATION_REGRESS" --temp-instance="$out/tmp_instance" \
-        --temp-config="$CONF" --bindir="$PG_BINDIR" --inputdir="$out/input" \
-        --outputdir="$out" --no-locale --encoding=UTF8 --dbname=isolation_regression \
+    local rc=0 target
+    target=(--temp-instance="$out/tmp_instance" --temp-config="$CONF" --no-locale)
+    [[ -n "$SHARED_PORT" ]] && target=(--host="$SHARED_SOCK" --port="$SHARED_PORT" --user=postgres)
+    (cd "$out" && run_pg "$PG_ISOLATION_REGRESS" "${target[@]}" --bindir="$PG_BINDIR" \
+        --inputdir="$out/input" --outputdir="$out" --encoding=UTF8 \
+        --dbname=isolation_regression \
         "${specs[@]}") 2>&1 | tee "$out/pg_isolation_regress.log" || rc=$?
     read -r p f < <(count_regress "$out/pg_isolation_regress.log" "${#specs[@]}" "$rc")
     ((f == 0)) || regress_failure_text "$name" "$out"
@@ -377,7 +374,7 @@ layer_isolation() {
 
 # c. pgTAP
 layer_pgtap() {
-    local name="pgTAP" dir="$OUT/pgtap" files=() x
+    local name="pgTAP$LAYER_TAG" dir="$OUT${LAYER_TAG:+/valgrind}/pgtap" files=() x
     log "layer c: pgTAP (test/pgtap/*.sql via pg_prove)"
     shopt -s nullglob
     for x in "$ROOT"/test/pgtap/*.sql; do files+=("test/pgtap/${x##*/}"); done
@@ -386,24 +383,29 @@ layer_pgtap() {
         echo "no tests (no test/pgtap/*.sql)"; record "$name" 0 0 "no tests"; return
     fi
     run_pg mkdir -p "$dir"
-    local port; port=$(free_port 54700)
-    if ! start_instance "$dir" "$port"; then
-        add_failure_text "pgTAP instance start" "$dir/postmaster.log" 40
-        record "$name" 0 "${#files[@]}" "${#files[@]} files; instance setup failed"; return
+    local port
+    if [[ -n "$SHARED_PORT" ]]; then
+        port="$SHARED_PORT"; INST_SOCK="$SHARED_SOCK"; INST_DATA=""
+    else
+        port=$(free_port 54700)
+        if ! start_instance "$dir" "$port"; then
+            add_failure_text "pgTAP instance start" "$dir/postmaster.log" 40
+            record "$name" 0 "${#files[@]}" "${#files[@]} files; instance setup failed"; return
+        fi
     fi
     local db=syncwf_tap
     if ! run_pg psql -X -q -v ON_ERROR_STOP=1 -h "$INST_SOCK" -p "$port" -U postgres -d postgres \
             -c "CREATE DATABASE $db" \
          || ! run_pg psql -X -q -v ON_ERROR_STOP=1 -h "$INST_SOCK" -p "$port" -U postgres -d "$db" \
             -c "CREATE EXTENSION pgtap" -c "CREATE EXTENSION syncwf"; then
-        stop_instance "$INST_DATA"
+        if [[ -n "$INST_DATA" ]]; then stop_instance "$INST_DATA"; fi
         add_failure_text "pgTAP database setup" "$dir/postmaster.log" 40
         record "$name" 0 "${#files[@]}" "${#files[@]} files; instance setup failed"; return
     fi
     local rc=0
     (cd "$ROOT" && run_pg pg_prove -h "$INST_SOCK" -p "$port" -U postgres -d "$db" \
         "${files[@]}") 2>&1 | tee "$dir/pg_prove.log" || rc=$?
-    stop_instance "$INST_DATA"
+    if [[ -n "$INST_DATA" ]]; then stop_instance "$INST_DATA"; fi
     parse_harness "$dir/pg_prove.log" "$rc" "${files[@]}"
     if ((H_FAIL > 0)); then
         add_failure_text "pgTAP: pg_prove output" "$dir/pg_prove.log"
@@ -449,7 +451,7 @@ layer_tap() {
 
 # ---------------------------------------------------------------------------
 if [[ "$VALGRIND" == 1 ]]; then
-    layer_regress_valgrind
+    layer_valgrind
 else
     layer_regress
     layer_isolation
