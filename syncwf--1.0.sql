@@ -123,7 +123,10 @@ CREATE FUNCTION sync_entry_status(OUT lock_name text, OUT state text,
                                   OUT token bigint, OUT priority integer,
                                   OUT queue_position integer,
                                   OUT request_size integer,
-                                  OUT since timestamptz)
+                                  OUT since timestamptz,
+                                  OUT holder text, OUT controller text,
+                                  OUT lease_expires timestamptz,
+                                  OUT active boolean)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'sync_entry_status'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
@@ -134,16 +137,151 @@ CREATE VIEW sync_locks AS
 COMMENT ON VIEW sync_locks IS 'One row per live syncwf lock of the current database';
 
 CREATE VIEW sync_holders AS
-    SELECT lock_name, pid, scope, token, priority, since
+    SELECT lock_name, pid, scope, token, priority, since,
+           holder, controller, lease_expires
       FROM sync_entry_status()
      WHERE state = 'held';
 COMMENT ON VIEW sync_holders IS 'One row per granted hold of the current database';
 
 CREATE VIEW sync_waiters AS
     SELECT lock_name, pid, scope, priority, queue_position AS position,
-           request_size, since AS waiting_since
+           request_size, since AS waiting_since, holder, controller, active
       FROM sync_entry_status()
      WHERE state = 'pending';
-COMMENT ON VIEW sync_waiters IS 'One row per queue entry of the current database, in queue order';
+COMMENT ON VIEW sync_waiters IS 'One row per queue entry of the current database, in queue order; entries of inactive controllers (active = false, no position) are passed over';
 
 GRANT SELECT ON sync_locks, sync_holders, sync_waiters TO PUBLIC;
+
+--
+-- Keyed holds: held or requested on behalf of a holder key (a workflow),
+-- durable across disconnects, restarts, crashes and failover.  The tables
+-- are the ones Argo's users know; syncwf keeps them in step with shared
+-- memory.  Rows are written by syncwf; DELETE releases (at commit).
+--
+CREATE TABLE sync_controller (
+    controller text PRIMARY KEY
+               CONSTRAINT sync_controller_name_check
+               CHECK (controller <> '' AND octet_length(controller) <= 255),
+    time       timestamptz NOT NULL
+);
+COMMENT ON TABLE sync_controller IS
+    'Controllers and their last heartbeat (server clock); DELETE a row to make that controller inactive';
+
+CREATE TABLE sync_state (
+    name          text NOT NULL,           -- lock: 'sem/<ns>/<key>' or 'mtx/<ns>/<key>'
+    workflowkey   text NOT NULL,           -- holder key
+    controller    text,                    -- controller that made the request, if any
+    held          boolean NOT NULL,        -- true: held; false: pending
+    priority      integer NOT NULL,
+    time          timestamptz NOT NULL,    -- queue time (workflow creation time if given)
+    token         bigint,                  -- fencing token of the current grant
+    granted_at    timestamptz,
+    lease         interval,
+    lease_expires timestamptz,
+    owner         regrole NOT NULL,        -- role that made the request
+    request_id    bigint NOT NULL,         -- locks requested together share it
+    seq           bigint NOT NULL,         -- arrival order
+    PRIMARY KEY (name, workflowkey)
+);
+COMMENT ON TABLE sync_state IS
+    'Keyed holds (held) and requests (pending); DELETE a row to release it (takes effect at commit)';
+
+REVOKE ALL ON sync_state, sync_controller FROM PUBLIC;
+GRANT SELECT ON sync_state, sync_controller TO PUBLIC;
+GRANT SELECT, DELETE, TRUNCATE ON sync_state TO syncwf_admin;
+GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE ON sync_controller TO syncwf_admin;
+
+CREATE FUNCTION sync_state_guard()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'sync_state_guard'
+LANGUAGE C;
+
+CREATE FUNCTION sync_state_deleted()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'sync_state_deleted'
+LANGUAGE C;
+
+CREATE FUNCTION sync_controller_changed()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'sync_controller_changed'
+LANGUAGE C;
+
+CREATE TRIGGER sync_state_guard
+    BEFORE INSERT OR UPDATE ON sync_state
+    FOR EACH ROW EXECUTE FUNCTION sync_state_guard();
+CREATE TRIGGER sync_state_deleted
+    AFTER DELETE ON sync_state
+    FOR EACH ROW EXECUTE FUNCTION sync_state_deleted();
+CREATE TRIGGER sync_state_truncated
+    AFTER TRUNCATE ON sync_state
+    FOR EACH STATEMENT EXECUTE FUNCTION sync_state_deleted();
+CREATE TRIGGER sync_controller_changed
+    AFTER INSERT OR UPDATE OR DELETE ON sync_controller
+    FOR EACH ROW EXECUTE FUNCTION sync_controller_changed();
+CREATE TRIGGER sync_controller_truncated
+    AFTER TRUNCATE ON sync_controller
+    FOR EACH STATEMENT EXECUTE FUNCTION sync_controller_changed();
+
+CREATE FUNCTION sync_request(lock_name text, holder text,
+                             priority integer DEFAULT 0,
+                             controller text DEFAULT NULL,
+                             lease interval DEFAULT NULL,
+                             queued_at timestamptz DEFAULT NULL)
+RETURNS TABLE (status text, token bigint, queue_position integer)
+AS 'MODULE_PATHNAME', 'sync_request'
+LANGUAGE C VOLATILE PARALLEL UNSAFE ROWS 1;
+
+CREATE FUNCTION sync_request(lock_names text[], holder text,
+                             priority integer DEFAULT 0,
+                             controller text DEFAULT NULL,
+                             lease interval DEFAULT NULL,
+                             queued_at timestamptz DEFAULT NULL)
+RETURNS TABLE (lock_name text, status text, token bigint, queue_position integer)
+AS 'MODULE_PATHNAME', 'sync_request_array'
+LANGUAGE C VOLATILE PARALLEL UNSAFE ROWS 4;
+
+CREATE FUNCTION sync_release(lock_name text, holder text)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'sync_release_keyed'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+CREATE FUNCTION sync_release_holder(holder text)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'sync_release_holder'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+CREATE FUNCTION sync_heartbeat(controller text)
+RETURNS timestamptz
+AS 'MODULE_PATHNAME', 'sync_heartbeat'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+CREATE FUNCTION sync_refresh(lock_name text, holder text, lease interval DEFAULT NULL)
+RETURNS timestamptz
+AS 'MODULE_PATHNAME', 'sync_refresh'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+CREATE FUNCTION sync_is_held(lock_name text, holder text, token bigint DEFAULT NULL)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'sync_is_held'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+CREATE FUNCTION sync_force_release(lock_name text, holder text)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'sync_force_release'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+CREATE FUNCTION sync_forget_controller(controller text, release_holds boolean DEFAULT false)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'sync_forget_controller'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+CREATE FUNCTION sync_reconcile()
+RETURNS integer
+AS 'MODULE_PATHNAME', 'sync_reconcile'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+-- Administration only; the functions check it too.
+REVOKE EXECUTE ON FUNCTION sync_force_release(text, text) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION sync_forget_controller(text, boolean) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION sync_force_release(text, text) TO syncwf_admin;
+GRANT EXECUTE ON FUNCTION sync_forget_controller(text, boolean) TO syncwf_admin;

@@ -76,6 +76,7 @@ listen_addresses = 'localhost'
 unix_socket_directories = '$SOCKDIR'
 shared_preload_libraries = 'syncwf,pg_cron'
 cron.database_name = '$DB'
+syncwf.database = '$DB'
 EOF
 
 if running; then

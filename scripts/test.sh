@@ -33,17 +33,30 @@
 # tests start and kill their own servers, so they are left out); logs in
 # .test-out/valgrind/PID.log; fails on any valgrind error whose report
 # mentions syncwf.
+#
+# For working on one part (never used by CI):
+#   SYNCWF_LAYERS="regress isolation pgtap tap"  run only these layers
+#   SYNCWF_ONLY=REGEX    only tests whose name (file name without extension)
+#                        matches REGEX, in every layer run
+#   SYNCWF_TEST_OUT=DIR  outputs in DIR instead of .test-out/
+#   SYNCWF_NO_BUILD=1    use the installed build (no make clean/install)
 set -euo pipefail
 # shellcheck source=scripts/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 ROOT="$SYNCWF_ROOT"
-OUT="$ROOT/.test-out"
+OUT="${SYNCWF_TEST_OUT:-$ROOT/.test-out}"
+RUN_LAYERS=" ${SYNCWF_LAYERS:-regress isolation pgtap tap} "
+ONLY="${SYNCWF_ONLY:-}"
+# keep a test name (without extension) when SYNCWF_ONLY is unset or matches
+wanted() { [[ -z "$ONLY" ]] || [[ "$1" =~ $ONLY ]]; }
 CONF="$ROOT/test/regress.conf"
 VALGRIND="${SYNCWF_VALGRIND:-0}"
 [[ "$VALGRIND" == 0 || -z "$VALGRIND" ]] && VALGRIND=0 || VALGRIND=1
 
-if [[ "$VALGRIND" == 1 ]]; then
+if [[ "${SYNCWF_NO_BUILD:-0}" == 1 ]]; then
+    ensure_pg_user; load_pg_paths
+elif [[ "$VALGRIND" == 1 ]]; then
     syncwf_prepare valgrind
 else
     syncwf_prepare
@@ -232,6 +245,14 @@ regress_tests() { # fills R_TESTS (names) and R_ARGS (test args for pg_regress)
     ((${#names[@]})) || return 0
     mapfile -t names < <(printf '%s\n' "${names[@]}" | LC_ALL=C sort)
     local sched="$ROOT/test/regress_schedule"
+    if [[ -n "$ONLY" ]]; then
+        # 00_setup creates what the others use
+        for n in "${names[@]}"; do
+            if [[ "$n" == 00_setup ]] || wanted "$n"; then R_TESTS+=("$n"); fi
+        done
+        R_ARGS=("${R_TESTS[@]}")
+        return 0
+    fi
     if [[ ! -f "$sched" ]]; then
         R_TESTS=("${names[@]}"); R_ARGS=("${names[@]}")
         return 0
@@ -262,6 +283,14 @@ regress_tests() { # fills R_TESTS (names) and R_ARGS (test args for pg_regress)
     R_ARGS=(--schedule="$gen")
 }
 
+# Shared-server mode: the syncwf worker stays connected to the test database
+# (syncwf.database = 'regression'), so each layer drops it with FORCE first.
+shared_drop_db() {
+    [[ -n "$SHARED_PORT" ]] || return 0
+    run_pg psql -X -q -h "$SHARED_SOCK" -p "$SHARED_PORT" -U postgres -d postgres \
+        -c "DROP DATABASE IF EXISTS regression WITH (FORCE)" >/dev/null
+}
+
 layer_regress() {
     local name="pg_regress$LAYER_TAG" out="$OUT${LAYER_TAG:+/valgrind}/regress"
     log "layer a: pg_regress (sql/*.sql)"
@@ -271,6 +300,7 @@ layer_regress() {
     fi
     run_pg mkdir -p "$out"
     stage_inputs "$ROOT" "$out/input" sql "${R_TESTS[@]}"
+    shared_drop_db
     local rc=0 target
     target=(--temp-instance="$out/tmp_instance" --temp-config="$CONF" --no-locale)
     [[ -n "$SHARED_PORT" ]] && target=(--host="$SHARED_SOCK" --port="$SHARED_PORT" --user=postgres)
@@ -351,7 +381,9 @@ layer_isolation() {
     local name="isolation$LAYER_TAG" out="$OUT${LAYER_TAG:+/valgrind}/isolation" specs=() s
     log "layer b: isolation (test/isolation/specs/*.spec)"
     shopt -s nullglob
-    for s in "$ROOT"/test/isolation/specs/*.spec; do s="${s##*/}"; specs+=("${s%.spec}"); done
+    for s in "$ROOT"/test/isolation/specs/*.spec; do
+        s="${s##*/}"; wanted "${s%.spec}" && specs+=("${s%.spec}")
+    done
     shopt -u nullglob
     if ((${#specs[@]} == 0)); then
         echo "no tests (no test/isolation/specs/*.spec)"; record "$name" 0 0 "no tests"; return
@@ -359,12 +391,13 @@ layer_isolation() {
     mapfile -t specs < <(printf '%s\n' "${specs[@]}" | LC_ALL=C sort)
     run_pg mkdir -p "$out"
     stage_inputs "$ROOT/test/isolation" "$out/input" specs "${specs[@]}"
+    shared_drop_db
     local rc=0 target
     target=(--temp-instance="$out/tmp_instance" --temp-config="$CONF" --no-locale)
     [[ -n "$SHARED_PORT" ]] && target=(--host="$SHARED_SOCK" --port="$SHARED_PORT" --user=postgres)
     (cd "$out" && run_pg "$PG_ISOLATION_REGRESS" "${target[@]}" --bindir="$PG_BINDIR" \
         --inputdir="$out/input" --outputdir="$out" --encoding=UTF8 \
-        --dbname=isolation_regression \
+        --dbname=regression \
         "${specs[@]}") 2>&1 | tee "$out/pg_isolation_regress.log" || rc=$?
     read -r p f < <(count_regress "$out/pg_isolation_regress.log" "${#specs[@]}" "$rc")
     ((f == 0)) || regress_failure_text "$name" "$out"
@@ -377,7 +410,9 @@ layer_pgtap() {
     local name="pgTAP$LAYER_TAG" dir="$OUT${LAYER_TAG:+/valgrind}/pgtap" files=() x
     log "layer c: pgTAP (test/pgtap/*.sql via pg_prove)"
     shopt -s nullglob
-    for x in "$ROOT"/test/pgtap/*.sql; do files+=("test/pgtap/${x##*/}"); done
+    for x in "$ROOT"/test/pgtap/*.sql; do
+        x="${x##*/}"; wanted "${x%.sql}" && files+=("test/pgtap/$x")
+    done
     shopt -u nullglob
     if ((${#files[@]} == 0)); then
         echo "no tests (no test/pgtap/*.sql)"; record "$name" 0 0 "no tests"; return
@@ -393,7 +428,8 @@ layer_pgtap() {
             record "$name" 0 "${#files[@]}" "${#files[@]} files; instance setup failed"; return
         fi
     fi
-    local db=syncwf_tap
+    local db=regression
+    shared_drop_db
     if ! run_pg psql -X -q -v ON_ERROR_STOP=1 -h "$INST_SOCK" -p "$port" -U postgres -d postgres \
             -c "CREATE DATABASE $db" \
          || ! run_pg psql -X -q -v ON_ERROR_STOP=1 -h "$INST_SOCK" -p "$port" -U postgres -d "$db" \
@@ -420,7 +456,9 @@ layer_tap() {
     local name="Perl TAP" dir="$OUT/tap" files=() x
     log "layer d: Perl TAP (test/t/*.pl via prove)"
     shopt -s nullglob
-    for x in "$ROOT"/test/t/*.pl; do files+=("t/${x##*/}"); done
+    for x in "$ROOT"/test/t/*.pl; do
+        x="${x##*/}"; wanted "${x%.pl}" && files+=("t/$x")
+    done
     shopt -u nullglob
     if ((${#files[@]} == 0)); then
         echo "no tests (no test/t/*.pl)"; record "$name" 0 0 "no tests"; return
@@ -453,10 +491,10 @@ layer_tap() {
 if [[ "$VALGRIND" == 1 ]]; then
     layer_valgrind
 else
-    layer_regress
-    layer_isolation
-    layer_pgtap
-    layer_tap
+    [[ "$RUN_LAYERS" == *" regress "* ]] && layer_regress
+    [[ "$RUN_LAYERS" == *" isolation "* ]] && layer_isolation
+    [[ "$RUN_LAYERS" == *" pgtap "* ]] && layer_pgtap
+    [[ "$RUN_LAYERS" == *" tap "* ]] && layer_tap
 fi
 stop_servers
 if is_root; then chown -R "$PG_OS_USER:" "$OUT" 2>/dev/null || true; fi

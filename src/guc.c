@@ -19,6 +19,21 @@ int			sync_max_locks = 110000;
 /* Holds plus queue entries, over all locks. */
 int			sync_max_entries = 140000;
 
+/* Distinct holder keys with keyed entries, over all databases. */
+int			sync_max_holders = 110000;
+
+/* Controllers known at once, over all databases. */
+int			sync_max_controllers = 1024;
+
+/* The database whose sync_state and sync_controller tables hold keyed holds. */
+char	   *sync_database = NULL;
+
+/* Seconds without a heartbeat after which a controller is inactive. */
+int			sync_inactive_controller_timeout = 300;
+
+/* Whether the background worker does its rounds (else: sync_reconcile()). */
+bool		sync_worker_enabled = true;
+
 void
 sync_define_gucs(void)
 {
@@ -45,6 +60,60 @@ sync_define_gucs(void)
 							PGC_POSTMASTER,
 							0,
 							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("syncwf.max_holders",
+							"Maximum number of distinct holder keys with keyed holds or requests.",
+							"Each costs about 300 bytes of shared memory.",
+							&sync_max_holders,
+							110000,
+							16,
+							INT_MAX / 2,
+							PGC_POSTMASTER,
+							0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("syncwf.max_controllers",
+							"Maximum number of controllers known at once.",
+							"A controller is known from its first heartbeat or request "
+							"until the server restarts or its slot is reused.",
+							&sync_max_controllers,
+							1024,
+							16,
+							1000000,
+							PGC_POSTMASTER,
+							0,
+							NULL, NULL, NULL);
+
+	DefineCustomStringVariable("syncwf.database",
+							   "Database whose sync_state and sync_controller tables hold keyed holds.",
+							   "Keyed holds (sync_request and friends) work only in this database; "
+							   "the background worker connects to it.",
+							   &sync_database,
+							   "postgres",
+							   PGC_POSTMASTER,
+							   0,
+							   NULL, NULL, NULL);
+
+	DefineCustomIntVariable("syncwf.inactive_controller_timeout",
+							"Time without a heartbeat after which a controller is inactive.",
+							"Pending requests of an inactive controller are passed over in "
+							"their queues until it heartbeats again.",
+							&sync_inactive_controller_timeout,
+							300,
+							1,
+							INT_MAX / 1000,
+							PGC_SIGHUP,
+							GUC_UNIT_S,
+							NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("syncwf.enable_worker",
+							 "Whether the syncwf background worker expires leases, tracks controllers and announces grants.",
+							 "Turn it off only if sync_reconcile() runs regularly instead (for example from pg_cron).",
+							 &sync_worker_enabled,
+							 true,
+							 PGC_SIGHUP,
+							 0,
+							 NULL, NULL, NULL);
 
 	MarkGUCPrefixReserved("syncwf");
 }

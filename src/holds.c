@@ -80,7 +80,7 @@ sync_backend_setup(void)
  * were granted in a race with the error are released.  The queues it leaves
  * get a grant pass.
  */
-static void
+void
 sync_withdraw_request(SyncEntry *first)
 {
 	SyncLock   *locks[SYNC_MAX_REQUEST_LOCKS];
@@ -98,9 +98,13 @@ sync_withdraw_request(SyncEntry *first)
 		dlist_delete(&e->lock_link);
 		if (e->state == SYNC_ENTRY_PENDING)
 			lock->nwaiting--;
+		else if (e->state == SYNC_ENTRY_DORMANT)
+			lock->ndormant--;
 		else
 			lock->nheld--;
 		locks[nlocks++] = lock;
+		if (e->scope == SYNC_SCOPE_KEYED)
+			sync_keyed_free_entry(e);
 		sync_entry_free(e);
 		e = next;
 	} while (e != first);
@@ -203,11 +207,17 @@ sync_xact_callback(XactEvent event, void *arg)
 						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 						 errmsg("cannot PREPARE a transaction that changed sync_limit"),
 						 errhint("Change sync_limit in a transaction that commits directly.")));
+			if (sync_keyed_pending_work())
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("cannot PREPARE a transaction that changed keyed holds or controllers"),
+						 errhint("Request, release and heartbeat in a transaction that commits directly.")));
 			break;
 		case XACT_EVENT_COMMIT:
 			if (n_xact_holds > 0)
 				sync_release_matching(filter_xact, InvalidSubTransactionId);
 			sync_limits_at_commit();
+			sync_keyed_at_commit();
 			break;
 		case XACT_EVENT_ABORT:
 			if (waiting_entry != NULL)
@@ -218,6 +228,7 @@ sync_xact_callback(XactEvent event, void *arg)
 			if (n_xact_holds > 0)
 				sync_release_matching(filter_xact, InvalidSubTransactionId);
 			sync_limits_forget();
+			sync_keyed_at_abort();
 			break;
 		default:
 			break;
@@ -230,6 +241,11 @@ sync_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 {
 	HASH_SEQ_STATUS status;
 	LocalHold  *hold;
+
+	if (event == SUBXACT_EVENT_ABORT_SUB)
+		sync_keyed_at_subabort(mySubid);
+	else if (event == SUBXACT_EVENT_COMMIT_SUB)
+		sync_keyed_at_subcommit(mySubid, parentSubid);
 
 	if (n_xact_holds == 0)
 		return;
@@ -263,6 +279,7 @@ sync_backend_exit(int code, Datum arg)
 		waiting_entry = NULL;
 	}
 	sync_release_matching(filter_all, InvalidSubTransactionId);
+	sync_keyed_backend_exit();
 }
 
 /*
@@ -341,30 +358,9 @@ sync_wait_loop(SyncEntry *first, char **names, int nnames, int64 timeout_us)
  */
 
 
-/*
- * A request being made: the locks it names, and the shared entries and
- * local placeholders reserved for those this session does not hold yet.
- */
-typedef struct AcquireRequest
-{
-	char	  **names;
-	int			nnames;
-	int			nneeded;
-	bool	   *needed;			/* not held by this session yet */
-	SyncLockKind *kinds;
-	int32	   *limits;			/* semaphores: limit read from sync_limit */
-	bool		have_limits;	/* limits[] were read (at generation) */
-	Oid			limit_relid;	/* sync_limit table of this database */
-	SyncLockTag *tags;
-	uint32	   *hashes;
-	SyncEntry **entries;		/* reserved shared entries, or NULL */
-	bool		placeholders;	/* local placeholders were added */
-	uint32		partmask;
-	uint64		generation;		/* limit generation the limits were read at */
-} AcquireRequest;
 
 /* Give back what a request reserved, when it is not going to be granted. */
-static void
+void
 sync_discard_request(AcquireRequest *req)
 {
 	for (int i = 0; i < req->nnames; i++)
@@ -385,8 +381,8 @@ sync_discard_request(AcquireRequest *req)
  * either is reported before anything is queued, and a failed local insert
  * can never follow a grant.
  */
-static void
-sync_reserve_request(AcquireRequest *req, SyncScope scope)
+void
+sync_reserve_entries(AcquireRequest *req)
 {
 	for (int i = 0; i < req->nnames; i++)
 	{
@@ -401,7 +397,12 @@ sync_reserve_request(AcquireRequest *req, SyncScope scope)
 							   sync_max_entries),
 					 errhint("Raise syncwf.max_entries in postgresql.conf and restart the server.")));
 	}
+}
 
+static void
+sync_reserve_request(AcquireRequest *req, SyncScope scope)
+{
+	sync_reserve_entries(req);
 	req->placeholders = true;
 	for (int i = 0; i < req->nnames; i++)
 	{
@@ -419,7 +420,7 @@ sync_reserve_request(AcquireRequest *req, SyncScope scope)
 }
 
 /* Read the limits of every semaphore the request needs from sync_limit. */
-static void
+void
 sync_read_limits(AcquireRequest *req)
 {
 	req->generation = pg_atomic_read_u64(&SyncState->limit_generation);
@@ -435,7 +436,7 @@ sync_read_limits(AcquireRequest *req)
  * another sync_limit table (the extension was dropped and created again).
  * Caller holds the request's partitions.
  */
-static bool
+bool
 sync_limits_missing(AcquireRequest *req)
 {
 	for (int i = 0; i < req->nnames; i++)
@@ -509,11 +510,12 @@ sync_bind_entry(AcquireRequest *req, int i, SyncLock *lock, uint64 request_id,
 	e->partmask = req->partmask;
 	e->nlocks = req->nneeded;
 	e->since = now;
+	e->queued_at = now;
 	e->state = SYNC_ENTRY_FREE; /* in no list yet */
 }
 
 /* Let the locks a failed request touched go idle again. */
-static void
+void
 sync_unbind_request(AcquireRequest *req)
 {
 	for (int i = 0; i < req->nnames; i++)
@@ -534,7 +536,7 @@ sync_unbind_request(AcquireRequest *req)
  * 1 = lock table full, 2 = a semaphore lost its limit row (*failed is its
  * index).  Returns 0 and the request's first entry on success.
  */
-static int
+int
 sync_bind_request(AcquireRequest *req, int32 priority, SyncScope scope,
 				  SyncEntry **first, int *failed)
 {
@@ -676,6 +678,52 @@ sync_promote_holds(AcquireRequest *req, SyncScope scope)
 	}
 }
 
+/* Report what sync_bind_request() returned; the caller has cleaned up. */
+void
+sync_report_bind_error(AcquireRequest *req, int error, int failed)
+{
+	if (error == 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("syncwf lock table is full"),
+				 errdetail("All %d lock slots are in use.", sync_max_locks),
+				 errhint("Raise syncwf.max_locks in postgresql.conf and restart the server.")));
+	ereport(ERROR,
+			(errcode(ERRCODE_UNDEFINED_OBJECT),
+			 errmsg("semaphore \"%s\" has no limit", req->names[failed]),
+			 errdetail("Its row was deleted from sync_limit while the semaphore was in use."),
+			 errhint("Insert it again, for example: INSERT INTO sync_limit (name, sizelimit) VALUES ('%s', 1);",
+					 req->names[failed] + 4)));
+}
+
+/*
+ * Set up a request for names[]: every lock counts as needed; the caller
+ * clears needed[i] (and recomputes partmask) for locks it has already.
+ * Validates the names.
+ */
+void
+sync_request_init(AcquireRequest *req, char **names, int nnames)
+{
+	memset(req, 0, sizeof(AcquireRequest));
+	req->names = names;
+	req->nnames = nnames;
+	req->needed = palloc0(sizeof(bool) * nnames);
+	req->kinds = palloc(sizeof(SyncLockKind) * nnames);
+	req->limits = palloc0(sizeof(int32) * nnames);
+	req->tags = palloc(sizeof(SyncLockTag) * nnames);
+	req->hashes = palloc(sizeof(uint32) * nnames);
+	req->entries = palloc0(sizeof(SyncEntry *) * nnames);
+	for (int i = 0; i < nnames; i++)
+	{
+		req->kinds[i] = sync_parse_lock_name(names[i]);
+		req->needed[i] = true;
+		req->nneeded++;
+		sync_make_tag(&req->tags[i], MyDatabaseId, names[i]);
+		req->hashes[i] = sync_tag_hash(&req->tags[i]);
+		req->partmask |= 1U << sync_partition_of(req->hashes[i]);
+	}
+}
+
 /*
  * Acquire every lock in names[], all or nothing.
  *
@@ -699,32 +747,24 @@ sync_acquire_locks(char **names, int nnames, int32 priority,
 
 	sync_require_shmem();
 	sync_backend_setup();
+	/* in the keyed holds' database, nothing is granted before they are loaded */
+	sync_keyed_ensure_loaded();
 
-	memset(&req, 0, sizeof(req));
-	req.names = names;
-	req.nnames = nnames;
-	req.needed = palloc0(sizeof(bool) * nnames);
-	req.kinds = palloc(sizeof(SyncLockKind) * nnames);
-	req.limits = palloc0(sizeof(int32) * nnames);
-	req.tags = palloc(sizeof(SyncLockTag) * nnames);
-	req.hashes = palloc(sizeof(uint32) * nnames);
-	req.entries = palloc0(sizeof(SyncEntry *) * nnames);
+	sync_request_init(&req, names, nnames);
 
 	/* Locks this session holds already count once and keep their token. */
+	req.partmask = 0;
 	for (int i = 0; i < nnames; i++)
 	{
 		LocalHold  *hold = hash_search(local_holds, names[i], HASH_FIND, NULL);
 
-		req.kinds[i] = sync_parse_lock_name(names[i]);
 		if (hold != NULL && hold->entry != NULL)
 		{
 			tokens[i] = (int64) hold->entry->token;
+			req.needed[i] = false;
+			req.nneeded--;
 			continue;
 		}
-		req.needed[i] = true;
-		req.nneeded++;
-		sync_make_tag(&req.tags[i], MyDatabaseId, names[i]);
-		req.hashes[i] = sync_tag_hash(&req.tags[i]);
 		req.partmask |= 1U << sync_partition_of(req.hashes[i]);
 	}
 	if (req.nneeded == 0)
@@ -740,18 +780,7 @@ sync_acquire_locks(char **names, int nnames, int32 priority,
 	{
 		sync_unlock_partitions(req.partmask);
 		sync_discard_request(&req);
-		if (error == 1)
-			ereport(ERROR,
-					(errcode(ERRCODE_OUT_OF_MEMORY),
-					 errmsg("syncwf lock table is full"),
-					 errdetail("All %d lock slots are in use.", sync_max_locks),
-					 errhint("Raise syncwf.max_locks in postgresql.conf and restart the server.")));
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("semaphore \"%s\" has no limit", names[failed]),
-				 errdetail("Its row was deleted from sync_limit while the semaphore was in use."),
-				 errhint("Insert it again, for example: INSERT INTO sync_limit (name, sizelimit) VALUES ('%s', 1);",
-						 names[failed] + 4)));
+		sync_report_bind_error(&req, error, failed);
 	}
 
 	if (!wait)

@@ -44,6 +44,8 @@ sync_shmem_size(void)
 
 	size = add_size(size, MAXALIGN(sync_entries_size()));
 	size = add_size(size, hash_estimate_size(sync_max_locks, sizeof(SyncLock)));
+	size = add_size(size, sync_keyed_shmem_size());
+	size = add_size(size, sync_controllers_shmem_size());
 	return size;
 }
 
@@ -52,8 +54,11 @@ void
 sync_shmem_request(void)
 {
 	RequestAddinShmemSpace(sync_shmem_size());
-	/* one LWLock per partition, plus the token reservation lock */
-	RequestNamedLWLockTranche(SYNC_TRANCHE_NAME, SYNC_NUM_PARTITIONS + 1);
+	/*
+	 * One LWLock per partition, plus the token reservation lock, the holder
+	 * table lock and the controller registry lock.
+	 */
+	RequestNamedLWLockTranche(SYNC_TRANCHE_NAME, SYNC_NUM_PARTITIONS + 3);
 }
 
 /* shmem_startup_hook: create or attach to our structures. */
@@ -79,6 +84,15 @@ sync_shmem_startup(void)
 		for (int i = 0; i < SYNC_NUM_PARTITIONS; i++)
 			dlist_init(&SyncState->idle_locks[i]);
 		SyncState->token_lock = &locks[SYNC_NUM_PARTITIONS].lock;
+		SyncState->holders_lock = &locks[SYNC_NUM_PARTITIONS + 1].lock;
+		SyncState->controllers_lock = &locks[SYNC_NUM_PARTITIONS + 2].lock;
+		SpinLockInit(&SyncState->keyed_mutex);
+		SyncState->keyed_load_state = SYNC_KEYED_NOT_LOADED;
+		ConditionVariableInit(&SyncState->keyed_loaded_cv);
+		SpinLockInit(&SyncState->outbox_mutex);
+		pg_atomic_init_u64(&SyncState->next_lease_expiry, PG_UINT64_MAX);
+		pg_atomic_init_u32(&SyncState->worker_pid, 0);
+		SyncState->worker_procno = -1;
 		SpinLockInit(&SyncState->pool_mutex);
 		pg_atomic_init_u32(&SyncState->nlocks, 0);
 		pg_atomic_init_u64(&SyncState->next_seq, 1);
@@ -107,6 +121,9 @@ sync_shmem_startup(void)
 								 &info,
 								 HASH_ELEM | HASH_BLOBS | HASH_PARTITION |
 								 HASH_FIXED_SIZE);
+
+	sync_keyed_shmem_init();
+	sync_controllers_shmem_init();
 
 	LWLockRelease(AddinShmemInitLock);
 
@@ -190,7 +207,7 @@ sync_lock_lookup(const SyncLockTag *tag, uint32 hashcode)
 void
 sync_lock_remove(SyncLock *lock)
 {
-	Assert(lock->nheld == 0 && lock->nwaiting == 0);
+	Assert(lock->nheld == 0 && lock->nwaiting == 0 && lock->ndormant == 0);
 	if (lock->cached)
 		dlist_delete(&lock->idle_link);
 	hash_search_with_hash_value(SyncLockHash, &lock->tag, lock->hashcode,
@@ -294,8 +311,10 @@ sync_lock_create(const SyncLockTag *tag, uint32 hashcode, bool *found)
 	lock->limit_relid = InvalidOid;
 	lock->nheld = 0;
 	lock->nwaiting = 0;
+	lock->ndormant = 0;
 	dlist_init(&lock->holders);
 	dlist_init(&lock->waiters);
+	dlist_init(&lock->dormant);
 	return lock;
 }
 
@@ -307,9 +326,11 @@ sync_lock_create(const SyncLockTag *tag, uint32 hashcode, bool *found)
 void
 sync_lock_idle(SyncLock *lock)
 {
-	if (lock->nheld != 0 || lock->nwaiting != 0 || lock->cached)
+	if (lock->nheld != 0 || lock->nwaiting != 0 || lock->ndormant != 0 ||
+		lock->cached)
 		return;
-	Assert(dlist_is_empty(&lock->holders) && dlist_is_empty(&lock->waiters));
+	Assert(dlist_is_empty(&lock->holders) && dlist_is_empty(&lock->waiters) &&
+		   dlist_is_empty(&lock->dormant));
 	if (lock->kind == SYNC_KIND_SEMAPHORE && lock->limit_defined)
 	{
 		lock->cached = true;
@@ -342,6 +363,15 @@ sync_entry_alloc(void)
 		entry->lock = NULL;
 		entry->next_in_request = entry;
 		entry->token = 0;
+		entry->scope = SYNC_SCOPE_SESSION;
+		entry->holder = NULL;
+		entry->lease_us = 0;
+		entry->lease_expires = 0;
+		entry->created_xid = InvalidTransactionId;
+		entry->release_xid = InvalidTransactionId;
+		entry->owner = InvalidOid;
+		entry->controller = -1;
+		entry->persisted = false;
 	}
 	return entry;
 }

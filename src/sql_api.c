@@ -259,12 +259,16 @@ typedef struct EntryRow
 	int32		nlocks;
 	uint64		token;
 	TimestampTz since;
+	char	   *holder;			/* keyed */
+	char	   *controller;		/* keyed, with a controller */
+	TimestampTz lease_expires;	/* keyed, with a lease */
 } EntryRow;
 
 static const char *
 sync_scope_name(uint8 scope)
 {
-	return scope == SYNC_SCOPE_XACT ? "transaction" : "session";
+	return scope == SYNC_SCOPE_XACT ? "transaction" :
+		scope == SYNC_SCOPE_KEYED ? "keyed" : "session";
 }
 
 PG_FUNCTION_INFO_V1(sync_lock_status);
@@ -297,7 +301,7 @@ sync_lock_status(PG_FUNCTION_ARGS)
 		row->kind = lock->kind;
 		row->limit = lock->limit_defined ? sync_lock_slots(lock) : -1;
 		row->nheld = lock->nheld;
-		row->nwaiting = lock->nwaiting;
+		row->nwaiting = lock->nwaiting + lock->ndormant;
 	}
 	sync_unlock_partitions(all);
 
@@ -338,6 +342,16 @@ sync_copy_entries(dlist_head *list, EntryRow *rows, int nrows, const char *name,
 		row->nlocks = e->nlocks;
 		row->token = e->token;
 		row->since = e->since;
+		row->holder = NULL;
+		row->controller = NULL;
+		row->lease_expires = 0;
+		if (e->scope == SYNC_SCOPE_KEYED)
+		{
+			row->holder = pstrdup(e->holder->tag.key);
+			if (e->controller >= 0)
+				row->controller = pstrdup(sync_controller_name(e->controller));
+			row->lease_expires = e->lease_expires;
+		}
 	}
 	return nrows;
 }
@@ -371,28 +385,320 @@ sync_entry_status(PG_FUNCTION_ARGS)
 		name = pstrdup(lock->tag.name);
 		nrows = sync_copy_entries(&lock->holders, rows, nrows, name, false);
 		nrows = sync_copy_entries(&lock->waiters, rows, nrows, name, true);
+		nrows = sync_copy_entries(&lock->dormant, rows, nrows, name, false);
 	}
 	sync_unlock_partitions(all);
 
 	for (int i = 0; i < nrows; i++)
 	{
 		EntryRow   *row = &rows[i];
-		Datum		values[9];
-		bool		nulls[9] = {false};
+		Datum		values[13];
+		bool		nulls[13] = {false};
 		bool		held = (row->state == SYNC_ENTRY_HELD);
+		bool		keyed = (row->scope == SYNC_SCOPE_KEYED);
 
 		values[0] = CStringGetTextDatum(row->name);
 		values[1] = CStringGetTextDatum(held ? "held" : "pending");
 		values[2] = Int32GetDatum(row->pid);
+		nulls[2] = keyed;
 		values[3] = CStringGetTextDatum(sync_scope_name(row->scope));
 		values[4] = Int64GetDatum((int64) row->token);
 		nulls[4] = !held;
 		values[5] = Int32GetDatum(row->priority);
 		values[6] = Int32GetDatum(row->position);
-		nulls[6] = held;
+		nulls[6] = held || row->state == SYNC_ENTRY_DORMANT;
 		values[7] = Int32GetDatum(row->nlocks);
 		values[8] = TimestampTzGetDatum(row->since);
+		values[9] = row->holder ? CStringGetTextDatum(row->holder) : (Datum) 0;
+		nulls[9] = (row->holder == NULL);
+		values[10] = row->controller ? CStringGetTextDatum(row->controller) : (Datum) 0;
+		nulls[10] = (row->controller == NULL);
+		values[11] = TimestampTzGetDatum(row->lease_expires);
+		nulls[11] = (row->lease_expires == 0);
+		values[12] = BoolGetDatum(row->state != SYNC_ENTRY_DORMANT);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;
+}
+
+/*-------------------------------------------------------------------------
+ * Keyed holds
+ *-------------------------------------------------------------------------
+ */
+
+/* A holder key or controller name: not empty, at most 255 bytes, no controls. */
+static char *
+sync_key_arg(FunctionCallInfo fcinfo, int argno, const char *what, bool nullable)
+{
+	char	   *key;
+
+	if (PG_ARGISNULL(argno))
+	{
+		if (nullable)
+			return NULL;
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("%s must not be null", what)));
+	}
+	key = text_to_cstring(PG_GETARG_TEXT_PP(argno));
+	if (key[0] == '\0')
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must not be empty", what),
+				 errhint("Use the workflow key, for example 'namespace/workflow'.")));
+	if (strlen(key) > SYNC_KEY_MAXLEN)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s is too long", what),
+				 errdetail("It is %zu bytes; at most %d are allowed.",
+						   strlen(key), SYNC_KEY_MAXLEN)));
+	for (const char *p = key; *p; p++)
+		if ((unsigned char) *p < 0x20 || *p == 0x7f)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("%s must not contain control characters", what)));
+	return key;
+}
+
+/* A lease: NULL for none, otherwise positive. */
+static int64
+sync_lease_arg(FunctionCallInfo fcinfo, int argno)
+{
+	int64		us;
+
+	if (PG_NARGS() <= argno || PG_ARGISNULL(argno))
+		return 0;
+	us = sync_timeout_arg(fcinfo, argno);
+	if (us <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("lease must be positive"),
+				 errhint("Pass NULL for a hold without a lease.")));
+	return us;
+}
+
+static const char *
+sync_keyed_status(SyncKeyedResult *r)
+{
+	return r->held ? "held" : "pending";
+}
+
+/* sync_request(lock_name, holder, priority, controller, lease, queued_at) */
+static void
+sync_request_common(FunctionCallInfo fcinfo, char **names, int nnames, bool with_names)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	char	   *holder = sync_key_arg(fcinfo, 1, "holder", false);
+	int32		priority = sync_priority_arg(fcinfo, 2);
+	char	   *controller = sync_key_arg(fcinfo, 3, "controller", true);
+	int64		lease_us = sync_lease_arg(fcinfo, 4);
+	bool		has_queued_at = !PG_ARGISNULL(5);
+	TimestampTz queued_at = has_queued_at ? PG_GETARG_TIMESTAMPTZ(5) : 0;
+	SyncKeyedResult *results = palloc0(sizeof(SyncKeyedResult) * nnames);
+
+	if (has_queued_at && TIMESTAMP_NOT_FINITE(queued_at))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("queued_at must be a finite time"),
+				 errhint("Pass the workflow's creation time, or NULL for now.")));
+
+	InitMaterializedSRF(fcinfo, 0);
+	sync_keyed_request(names, nnames, holder, priority, controller, lease_us,
+					   has_queued_at, queued_at, results);
+	for (int i = 0; i < nnames; i++)
+	{
+		Datum		values[4];
+		bool		nulls[4] = {false};
+		int			k = 0;
+
+		if (with_names)
+			values[k++] = CStringGetTextDatum(names[i]);
+		values[k++] = CStringGetTextDatum(sync_keyed_status(&results[i]));
+		values[k] = Int64GetDatum(results[i].token);
+		nulls[k++] = !results[i].held;
+		values[k] = Int32GetDatum(results[i].position);
+		nulls[k++] = (results[i].position == 0);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+}
+
+PG_FUNCTION_INFO_V1(sync_request);
+Datum
+sync_request(PG_FUNCTION_ARGS)
+{
+	char	   *name = sync_name_arg(fcinfo, 0);
+
+	sync_request_common(fcinfo, &name, 1, false);
+	return (Datum) 0;
+}
+
+PG_FUNCTION_INFO_V1(sync_request_array);
+Datum
+sync_request_array(PG_FUNCTION_ARGS)
+{
+	int			nnames;
+	char	  **names = sync_names_arg(fcinfo, 0, &nnames);
+
+	sync_request_common(fcinfo, names, nnames, true);
+	return (Datum) 0;
+}
+
+/* sync_release(lock_name, holder): release the hold or withdraw the request. */
+PG_FUNCTION_INFO_V1(sync_release_keyed);
+Datum
+sync_release_keyed(PG_FUNCTION_ARGS)
+{
+	char	   *name = sync_name_arg(fcinfo, 0);
+	char	   *holder = sync_key_arg(fcinfo, 1, "holder", false);
+	SyncKeyedInfo info;
+
+	if (!sync_keyed_lookup(name, holder, &info))
+		PG_RETURN_BOOL(false);
+	sync_check_owner(info.owner, name, holder);
+	PG_RETURN_BOOL(sync_state_delete(name, holder, "released"));
+}
+
+/* sync_release_holder(holder): everything of that holder. */
+PG_FUNCTION_INFO_V1(sync_release_holder);
+Datum
+sync_release_holder(PG_FUNCTION_ARGS)
+{
+	char	   *holder = sync_key_arg(fcinfo, 0, "holder", false);
+	List	   *names = sync_keyed_holder_locks(holder);
+	ListCell   *lc;
+	int			n = 0;
+
+	/* check every one first: all or nothing */
+	foreach(lc, names)
+	{
+		SyncKeyedInfo info;
+
+		if (sync_keyed_lookup((char *) lfirst(lc), holder, &info))
+			sync_check_owner(info.owner, (char *) lfirst(lc), holder);
+	}
+	foreach(lc, names)
+		if (sync_state_delete((char *) lfirst(lc), holder, "released"))
+			n++;
+	PG_RETURN_INT32(n);
+}
+
+PG_FUNCTION_INFO_V1(sync_heartbeat);
+Datum
+sync_heartbeat(PG_FUNCTION_ARGS)
+{
+	char	   *controller = sync_key_arg(fcinfo, 0, "controller", false);
+	int			slot;
+	TimestampTz at;
+
+	sync_require_shmem();
+	sync_backend_setup();
+	sync_keyed_require_database();
+	sync_keyed_ensure_loaded();
+	slot = sync_controller_slot(controller, true);
+	at = sync_controller_upsert(controller);
+	sync_controller_beat(slot, at);
+	PG_RETURN_TIMESTAMPTZ(at);
+}
+
+static void
+sync_report_lost(const char *name, const char *holder)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_SYNC_HOLD_LOST),
+			 errmsg("keyed hold \"%s\" of holder \"%s\" is lost", name, holder),
+			 errdetail("It is not held: it was released, its lease expired, or it was never granted."),
+			 errhint("Stop using what it protected, and request it again with sync_request().")));
+}
+
+/* sync_refresh(lock_name, holder, lease): extend the lease of a hold. */
+PG_FUNCTION_INFO_V1(sync_refresh);
+Datum
+sync_refresh(PG_FUNCTION_ARGS)
+{
+	char	   *name = sync_name_arg(fcinfo, 0);
+	char	   *holder = sync_key_arg(fcinfo, 1, "holder", false);
+	int64		lease_us = sync_lease_arg(fcinfo, 2);
+	SyncKeyedInfo info;
+	TimestampTz expires;
+	bool		found;
+
+	if (!sync_keyed_lookup(name, holder, &info) || info.state != SYNC_ENTRY_HELD)
+		sync_report_lost(name, holder);
+	sync_check_owner(info.owner, name, holder);
+	if (lease_us == 0)
+		lease_us = info.lease_us;
+	if (lease_us == 0)
+		PG_RETURN_NULL();		/* held, with no lease to extend */
+	expires = sync_state_refresh(name, holder, lease_us, &found);
+	if (!found)
+		sync_report_lost(name, holder);
+	sync_keyed_note_refresh(info.entry, info.request_id, lease_us, expires);
+	PG_RETURN_TIMESTAMPTZ(expires);
+}
+
+/* sync_is_held(lock_name, holder, token): is it (that grant) still held? */
+PG_FUNCTION_INFO_V1(sync_is_held);
+Datum
+sync_is_held(PG_FUNCTION_ARGS)
+{
+	char	   *name = sync_name_arg(fcinfo, 0);
+	char	   *holder = sync_key_arg(fcinfo, 1, "holder", false);
+	SyncKeyedInfo info;
+
+	if (!sync_keyed_lookup(name, holder, &info) || info.state != SYNC_ENTRY_HELD)
+		PG_RETURN_BOOL(false);
+	if (PG_NARGS() > 2 && !PG_ARGISNULL(2) && PG_GETARG_INT64(2) != info.token)
+		PG_RETURN_BOOL(false);
+	PG_RETURN_BOOL(true);
+}
+
+static void
+sync_require_admin(const char *action)
+{
+	if (!sync_is_admin(GetUserId()))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to %s", action),
+				 errhint("Only the extension's owner and members of syncwf_admin may do this.")));
+}
+
+/* sync_force_release(lock_name, holder): admin; announces "lost". */
+PG_FUNCTION_INFO_V1(sync_force_release);
+Datum
+sync_force_release(PG_FUNCTION_ARGS)
+{
+	char	   *name = sync_name_arg(fcinfo, 0);
+	char	   *holder = sync_key_arg(fcinfo, 1, "holder", false);
+
+	sync_require_shmem();
+	sync_keyed_require_database();
+	sync_require_admin("force-release keyed holds");
+	sync_keyed_ensure_loaded();
+	PG_RETURN_BOOL(sync_state_delete(name, holder, "forced release"));
+}
+
+/* sync_forget_controller(controller, release_holds): admin. */
+PG_FUNCTION_INFO_V1(sync_forget_controller);
+Datum
+sync_forget_controller(PG_FUNCTION_ARGS)
+{
+	char	   *controller = sync_key_arg(fcinfo, 0, "controller", false);
+	bool		release_holds = PG_ARGISNULL(1) ? false : PG_GETARG_BOOL(1);
+
+	sync_require_shmem();
+	sync_keyed_require_database();
+	sync_require_admin("forget controllers");
+	sync_keyed_ensure_loaded();
+	PG_RETURN_INT32(sync_controller_forget(controller, release_holds));
+}
+
+/* sync_reconcile(): one round of the worker's work, in this transaction. */
+PG_FUNCTION_INFO_V1(sync_reconcile);
+Datum
+sync_reconcile(PG_FUNCTION_ARGS)
+{
+	sync_require_shmem();
+	sync_backend_setup();
+	sync_keyed_require_database();
+	PG_RETURN_INT32(sync_reconcile_round(NULL));
 }

@@ -54,6 +54,7 @@ _PG_init(void)
 						 "then restart the server.")));
 
 	sync_define_gucs();
+	sync_worker_register();
 
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = syncwf_shmem_request;

@@ -17,6 +17,13 @@
  *		limits.c      semaphore limits: sync_limit lookup, local cache,
  *		              commit-time propagation of changes
  *		names.c       lock name grammar and validation
+ *		keyed.c       durable keyed holds in shared memory: the holder table,
+ *		              requests and releases on behalf of a holder key, and
+ *		              what a transaction did to them (applied at commit)
+ *		state_table.c the sync_state and sync_controller tables: writes,
+ *		              triggers, NOTIFY events, and the rebuild after a start
+ *		controllers.c the controller registry: heartbeats and staleness
+ *		worker.c      the background worker and sync_reconcile()
  *		sql_api.c     SQL-callable functions and the monitoring SRFs
  *
  *-------------------------------------------------------------------------
@@ -26,11 +33,14 @@
 
 #include "postgres.h"
 
+#include "access/transam.h"
 #include "datatype/timestamp.h"
 #include "lib/ilist.h"
 #include "port/atomics.h"
 #include "storage/lwlock.h"
+#include "storage/condition_variable.h"
 #include "storage/spin.h"
+#include "nodes/pg_list.h"
 #include "utils/hsearch.h"
 
 /* Longest lock name, in bytes ("sem/<namespace>/<key>"). */
@@ -53,15 +63,24 @@ typedef enum SyncEntryState
 {
 	SYNC_ENTRY_FREE = 0,		/* on the pool's free list */
 	SYNC_ENTRY_PENDING,			/* in a lock's wait queue */
-	SYNC_ENTRY_HELD				/* in a lock's holder list */
+	SYNC_ENTRY_HELD,			/* in a lock's holder list */
+	SYNC_ENTRY_DORMANT			/* pending, but its controller is inactive:
+								 * in the lock's dormant list, passed over */
 } SyncEntryState;
 
 typedef enum SyncScope
 {
 	SYNC_SCOPE_SESSION = 0,
-	SYNC_SCOPE_XACT = 1
-	/* keyed (durable) holders come in a later version */
+	SYNC_SCOPE_XACT = 1,
+	SYNC_SCOPE_KEYED = 2		/* owned by a holder key, kept in sync_state */
 } SyncScope;
+
+/* SQLSTATE of sync_refresh() on a hold that is gone ("syncwf", class SW). */
+#define ERRCODE_SYNC_HOLD_LOST	MAKE_SQLSTATE('S','W','0','0','1')
+
+/* Longest holder key and controller name, in bytes. */
+#define SYNC_KEY_MAXLEN			255
+#define SYNC_KEY_BUFLEN			(SYNC_KEY_MAXLEN + 1)
 
 /*
  * Hash key of a lock: the database it lives in, and its full name, zero
@@ -93,8 +112,11 @@ typedef struct SyncLock
 	dlist_node	idle_link;		/* in SyncShared.idle_locks[partition] */
 	int32		nheld;			/* entries in holders */
 	int32		nwaiting;		/* entries in waiters */
+	int32		ndormant;		/* entries in dormant */
 	dlist_head	holders;		/* SyncEntry, in grant order */
 	dlist_head	waiters;		/* SyncEntry, in queue order */
+	dlist_head	dormant;		/* pending entries of inactive controllers,
+								 * in queue order */
 } SyncLock;
 
 /*
@@ -124,7 +146,70 @@ typedef struct SyncEntry
 	uint8		state;			/* SyncEntryState */
 	uint8		scope;			/* SyncScope */
 	int32		next_free;		/* pool free-list link, when FREE */
+
+	/* Keyed entries only (scope SYNC_SCOPE_KEYED); pid and procno are 0/-1. */
+	struct SyncHolder *holder;	/* owning holder record */
+	dlist_node	holder_link;	/* in holder->entries, under holders_lock */
+	TimestampTz queued_at;		/* queue order after priority (all entries) */
+	int64		lease_us;		/* lease length, 0 = none */
+	TimestampTz lease_expires;	/* held with a lease: expiry, else 0 */
+	TransactionId created_xid;	/* creating transaction, until it commits */
+	TransactionId release_xid;	/* transaction deleting its row, until it
+								 * ends */
+	Oid			owner;			/* role that requested it */
+	int32		controller;		/* controller slot, or -1 */
+	bool		persisted;		/* held, and sync_state says so */
 } SyncEntry;
+
+/*
+ * A holder key (Argo's workflow key) with at least one keyed entry.  Lives
+ * in a shared hash protected by SyncShared.holders_lock.
+ */
+typedef struct SyncHolderTag
+{
+	Oid			dbid;
+	char		key[SYNC_KEY_BUFLEN];
+} SyncHolderTag;
+
+typedef struct SyncHolder
+{
+	SyncHolderTag tag;			/* hash key; must be first */
+	int32		nentries;
+	dlist_head	entries;		/* SyncEntry.holder_link */
+} SyncHolder;
+
+/*
+ * A controller (Argo's controllerName).  Slots live in a fixed array; the
+ * name and the active flag change under controllers_lock, the heartbeat is
+ * an atomic so that readers need no lock.
+ */
+typedef struct SyncController
+{
+	Oid			dbid;
+	bool		in_use;
+	bool		active;			/* its pending entries are in the queues */
+	char		name[SYNC_KEY_BUFLEN];
+	pg_atomic_uint64 heartbeat; /* last heartbeat (TimestampTz), 0 = none */
+	pg_atomic_uint32 nentries;	/* keyed entries naming it */
+} SyncController;
+
+/* Load state of the durable database's keyed holds. */
+typedef enum SyncKeyedLoadState
+{
+	SYNC_KEYED_NOT_LOADED = 0,
+	SYNC_KEYED_LOADING,
+	SYNC_KEYED_LOADED
+} SyncKeyedLoadState;
+
+/* Grants of pending keyed entries, for the worker to write and announce. */
+#define SYNC_OUTBOX_SIZE		4096
+
+typedef struct SyncOutboxItem
+{
+	SyncEntry  *entry;
+	uint64		request_id;
+	uint64		token;
+} SyncOutboxItem;
 
 /*
  * The shared control block.
@@ -145,11 +230,35 @@ typedef struct SyncShared
 	pg_atomic_uint64 next_token;	/* next fencing token to hand out */
 	pg_atomic_uint64 token_reserved;	/* tokens below this are durable */
 	pg_atomic_uint64 limit_generation;	/* bumped by every limit change */
+
+	/* keyed holds (keyed.c, state_table.c, controllers.c, worker.c) */
+	LWLock	   *holders_lock;	/* the holder hash and holder_link lists */
+	LWLock	   *controllers_lock;	/* controller slots; taken before
+										 * holders_lock and partitions */
+	slock_t		keyed_mutex;	/* the load state below */
+	int			keyed_load_state;	/* SyncKeyedLoadState */
+	int			keyed_loader_pid;
+	Oid			keyed_dbid;		/* database the keyed holds live in */
+	Oid			keyed_state_relid;	/* sync_state they were loaded from */
+	ConditionVariable keyed_loaded_cv;
+	slock_t		outbox_mutex;
+	uint32		outbox_head;	/* next item to read */
+	uint32		outbox_tail;	/* next free slot */
+	bool		outbox_overflow;	/* items were dropped: scan everything */
+	SyncOutboxItem outbox[SYNC_OUTBOX_SIZE];
+	pg_atomic_uint64 next_lease_expiry; /* earliest lease deadline, or max */
+	pg_atomic_uint32 worker_pid;
+	int			worker_procno;	/* -1 when no worker runs */
 } SyncShared;
 
 /* guc.c */
 extern int	sync_max_locks;
 extern int	sync_max_entries;
+extern int	sync_max_holders;
+extern int	sync_max_controllers;
+extern char *sync_database;
+extern int	sync_inactive_controller_timeout;
+extern bool sync_worker_enabled;
 extern void sync_define_gucs(void);
 
 /* lock_table.c */
@@ -177,6 +286,7 @@ extern HTAB *sync_lock_hash(void);
 /* tokens.c */
 extern void sync_tokens_startup(void);
 extern uint64 sync_next_token(void);
+extern void sync_tokens_advance(uint64 next);
 
 /* wait_queue.c */
 extern void sync_queue_insert(SyncLock *lock, SyncEntry *entry);
@@ -185,6 +295,136 @@ extern void sync_request_grant(SyncEntry *entry);
 extern void sync_grant_waiters(SyncLock *lock);
 extern void sync_grant_deferred(void);
 extern int	sync_lock_slots(SyncLock *lock);
+extern void sync_dormant_insert(SyncLock *lock, SyncEntry *entry);
+extern int	sync_queue_position(SyncEntry *entry);
+
+/* keyed.c */
+typedef struct SyncKeyedResult
+{
+	bool		held;
+	bool		active;			/* pending: counted in the queue */
+	int64		token;
+	int32		position;		/* pending and active: 1-based, else 0 */
+	int32		priority;
+} SyncKeyedResult;
+
+typedef struct SyncKeyedInfo
+{
+	bool		found;
+	uint8		state;			/* SyncEntryState */
+	int64		token;
+	Oid			owner;
+	int64		lease_us;
+	TimestampTz lease_expires;
+	uint64		request_id;
+	int			nlocks;
+	int			controller;
+	SyncEntry  *entry;			/* valid only for operations noted below */
+} SyncKeyedInfo;
+
+/* A row of sync_state, as read or written. */
+typedef struct SyncStateRow
+{
+	char	   *name;
+	char	   *holder;
+	char	   *controller;		/* NULL: none */
+	bool		held;
+	int32		priority;
+	TimestampTz queued_at;
+	int64		token;
+	TimestampTz granted_at;
+	int64		lease_us;		/* 0: none */
+	TimestampTz lease_expires;	/* 0: none */
+	Oid			owner;
+	int64		request_id;
+	int64		seq;
+	int32		limit;			/* read: semaphore's sizelimit, -1 if none */
+} SyncStateRow;
+
+typedef struct SyncControllerRow
+{
+	char	   *name;
+	TimestampTz heartbeat;
+} SyncControllerRow;
+
+extern Size sync_keyed_shmem_size(void);
+extern void sync_keyed_shmem_init(void);
+extern bool sync_keyed_database(void);
+extern void sync_keyed_require_database(void);
+extern void sync_keyed_ensure_loaded(void);
+extern void sync_keyed_request(char **names, int nnames, const char *holder,
+							   int32 priority, const char *controller,
+							   int64 lease_us, bool has_queued_at,
+							   TimestampTz queued_at, SyncKeyedResult *results);
+extern bool sync_keyed_lookup(const char *name, const char *holder,
+							  SyncKeyedInfo *info);
+extern List *sync_keyed_holder_locks(const char *holder);
+extern void sync_keyed_row_deleted(const char *name, const char *holder,
+								   uint64 request_id, SyncKeyedInfo *info);
+extern void sync_keyed_truncated(void);
+extern void sync_keyed_note_refresh(SyncEntry *entry, uint64 request_id,
+									int64 lease_us, TimestampTz expires);
+extern void sync_keyed_note_persisted(SyncEntry *entry, uint64 request_id,
+									  uint64 token);
+extern void sync_keyed_note_controller(const char *controller, bool forget,
+									   TimestampTz at);
+extern bool sync_keyed_pending_work(void);
+extern void sync_keyed_at_commit(void);
+extern void sync_keyed_at_abort(void);
+extern void sync_keyed_at_subabort(SubTransactionId subid);
+extern void sync_keyed_at_subcommit(SubTransactionId subid,
+									SubTransactionId parent);
+extern void sync_keyed_backend_exit(void);
+extern void sync_keyed_granted(SyncEntry *entry);
+extern void sync_keyed_free_entry(SyncEntry *entry);
+extern List *sync_keyed_unpersisted(void);
+extern List *sync_keyed_expired(TimestampTz now, TimestampTz *next);
+extern bool sync_keyed_grant_info(SyncOutboxItem *item, SyncStateRow *row);
+
+/* state_table.c */
+extern Oid	sync_state_relid(bool missing_ok);
+extern Oid	sync_limit_relid_cached(void);
+extern void sync_state_insert(SyncStateRow *row);
+extern bool sync_state_delete(const char *name, const char *holder,
+							  const char *reason);
+extern void sync_state_set_priority(const char *name, const char *holder,
+									int32 priority);
+extern TimestampTz sync_state_refresh(const char *name, const char *holder,
+									  int64 lease_us, bool *found);
+extern int	sync_state_persist_grants(void);
+extern int	sync_state_expire_leases(List *expired);
+extern List *sync_state_read_all(List **controllers);
+extern void sync_state_notify(const char *event, const char *name,
+							  const char *holder, int64 token,
+							  const char *controller, const char *reason);
+extern TimestampTz sync_controller_upsert(const char *controller);
+extern int	sync_controller_forget(const char *controller, bool release_holds);
+extern bool sync_is_admin(Oid roleid);
+extern void sync_check_owner(Oid owner, const char *lock_name,
+							 const char *holder);
+
+/* controllers.c */
+extern Size sync_controllers_shmem_size(void);
+extern void sync_controllers_shmem_init(void);
+extern int	sync_controller_slot(const char *name, bool create);
+extern int	sync_controller_slot_noerror(const char *name);
+extern const char *sync_controller_name(int slot);
+extern void sync_controller_ref(int slot);
+extern void sync_controller_unref(int slot);
+extern bool sync_controller_active(int slot);
+extern void sync_controller_beat(int slot, TimestampTz at);
+extern void sync_controller_restore(const char *name, TimestampTz heartbeat,
+									TimestampTz now);
+extern void sync_controller_forgotten(const char *name);
+extern TimestampTz sync_controllers_check(TimestampTz now);
+
+/* worker.c */
+extern void sync_worker_register(void);
+extern void sync_worker_wake(void);
+extern void sync_outbox_push(SyncEntry *entry);
+extern List *sync_outbox_drain(bool *overflow);
+extern int	sync_reconcile_round(TimestampTz *next_wake);
+extern void sync_lease_scheduled(TimestampTz expires);
 
 /* limits.c */
 extern Oid	sync_limit_relid(Oid fn_oid);
@@ -198,10 +438,43 @@ extern void sync_limits_forget(void);
 extern SyncLockKind sync_parse_lock_name(const char *name);
 
 /* holds.c */
+/*
+ * A request being made: the locks it names, and the shared entries and
+ * local placeholders reserved for those this session does not hold yet.
+ * Built by holds.c; keyed.c uses the same building blocks.
+ */
+typedef struct AcquireRequest
+{
+	char	  **names;
+	int			nnames;
+	int			nneeded;
+	bool	   *needed;			/* not held by this session yet */
+	SyncLockKind *kinds;
+	int32	   *limits;			/* semaphores: limit read from sync_limit */
+	bool		have_limits;	/* limits[] were read (at generation) */
+	Oid			limit_relid;	/* sync_limit table of this database */
+	SyncLockTag *tags;
+	uint32	   *hashes;
+	SyncEntry **entries;		/* reserved shared entries, or NULL */
+	bool		placeholders;	/* local placeholders were added */
+	uint32		partmask;
+	uint64		generation;		/* limit generation the limits were read at */
+} AcquireRequest;
+
+extern void sync_request_init(AcquireRequest *req, char **names, int nnames);
+extern void sync_discard_request(AcquireRequest *req);
+extern void sync_reserve_entries(AcquireRequest *req);
+extern void sync_read_limits(AcquireRequest *req);
+extern bool sync_limits_missing(AcquireRequest *req);
+extern int	sync_bind_request(AcquireRequest *req, int32 priority,
+							  SyncScope scope, SyncEntry **first, int *failed);
+extern void sync_unbind_request(AcquireRequest *req);
+extern void sync_report_bind_error(AcquireRequest *req, int error, int failed);
 extern bool sync_acquire_locks(char **names, int nnames, int32 priority,
 							   SyncScope scope, bool wait, int64 timeout_us,
 							   Oid fn_oid, int64 *tokens);
 extern void sync_backend_setup(void);
+extern void sync_withdraw_request(SyncEntry *first);
 extern bool sync_release_lock(const char *name);
 extern int	sync_release_all_holds(void);
 

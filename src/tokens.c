@@ -141,3 +141,19 @@ sync_next_token(void)
 		sync_reserve_tokens(token);
 	return token;
 }
+
+/*
+ * Make sure the next token is at least 'next' (after loading tokens from
+ * sync_state: a promoted standby's clock and file may be behind them).
+ */
+void
+sync_tokens_advance(uint64 next)
+{
+	uint64		cur = pg_atomic_read_u64(&SyncState->next_token);
+
+	while (cur < next)
+	{
+		if (pg_atomic_compare_exchange_u64(&SyncState->next_token, &cur, next))
+			break;
+	}
+}

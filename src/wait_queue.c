@@ -50,28 +50,38 @@ sync_lock_slots(SyncLock *lock)
 	return lock->kind == SYNC_KIND_MUTEX ? 1 : lock->limit;
 }
 
-/* Does entry a go before entry b in a queue? */
+/*
+ * Does entry a go before entry b in a queue?  Priority first (higher
+ * first), then the queue time (a keyed request may give its workflow's
+ * creation time, as Argo orders), then arrival.
+ */
 static inline bool
 sync_entry_precedes(const SyncEntry *a, const SyncEntry *b)
 {
 	if (a->priority != b->priority)
 		return a->priority > b->priority;
+	if (a->queued_at != b->queued_at)
+		return a->queued_at < b->queued_at;
 	return a->seq < b->seq;
 }
 
 /*
- * Put a pending entry into its lock's queue.  Newcomers usually belong at
- * the tail, so search from there.
+ * Insert into an ordered list.  Newcomers usually belong at the tail, so
+ * search from there; one that goes before the head (a higher priority) is
+ * placed at once, whatever the length of the queue.
  */
-void
-sync_queue_insert(SyncLock *lock, SyncEntry *entry)
+static void
+sync_ordered_insert(dlist_head *list, SyncEntry *entry)
 {
 	dlist_iter	iter;
 
-	entry->state = SYNC_ENTRY_PENDING;
-	lock->nwaiting++;
-
-	dlist_reverse_foreach(iter, &lock->waiters)
+	if (dlist_is_empty(list) ||
+		sync_entry_precedes(entry, dlist_head_element(SyncEntry, lock_link, list)))
+	{
+		dlist_push_head(list, &entry->lock_link);
+		return;
+	}
+	dlist_reverse_foreach(iter, list)
 	{
 		SyncEntry  *other = dlist_container(SyncEntry, lock_link, iter.cur);
 
@@ -81,7 +91,47 @@ sync_queue_insert(SyncLock *lock, SyncEntry *entry)
 			return;
 		}
 	}
-	dlist_push_head(&lock->waiters, &entry->lock_link);
+	dlist_push_head(list, &entry->lock_link);
+}
+
+/* Put a pending entry into its lock's queue. */
+void
+sync_queue_insert(SyncLock *lock, SyncEntry *entry)
+{
+	entry->state = SYNC_ENTRY_PENDING;
+	lock->nwaiting++;
+	sync_ordered_insert(&lock->waiters, entry);
+}
+
+/*
+ * Put a pending entry of an inactive controller into its lock's dormant
+ * list: it keeps its order there, is passed over by the grant pass, and
+ * goes back into the queue when its controller heartbeats again.
+ */
+void
+sync_dormant_insert(SyncLock *lock, SyncEntry *entry)
+{
+	entry->state = SYNC_ENTRY_DORMANT;
+	lock->ndormant++;
+	sync_ordered_insert(&lock->dormant, entry);
+}
+
+/* 1-based position of a pending entry in its queue; 0 if not queued. */
+int
+sync_queue_position(SyncEntry *entry)
+{
+	dlist_iter	iter;
+	int			pos = 0;
+
+	if (entry->state != SYNC_ENTRY_PENDING)
+		return 0;
+	dlist_foreach(iter, &entry->lock->waiters)
+	{
+		pos++;
+		if (dlist_container(SyncEntry, lock_link, iter.cur) == entry)
+			return pos;
+	}
+	return 0;
 }
 
 /*
@@ -145,10 +195,13 @@ sync_request_grant(SyncEntry *entry)
 		e->since = now;
 		dlist_push_tail(&lock->holders, &e->lock_link);
 		lock->nheld++;
+		if (e->scope == SYNC_SCOPE_KEYED)
+			sync_keyed_granted(e);
 		e = e->next_in_request;
 	} while (e != entry);
 
-	if (entry->procno != MyProc->pgprocno)
+	/* a keyed holder is told by the worker's NOTIFY instead (keyed.c) */
+	if (entry->scope != SYNC_SCOPE_KEYED && entry->procno != MyProc->pgprocno)
 		SetLatch(&GetPGProcByNumber(entry->procno)->procLatch);
 }
 

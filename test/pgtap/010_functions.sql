@@ -3,7 +3,7 @@
 -- exact set of functions the extension installs.
 BEGIN;
 
--- One row per SQL-callable API function (the 12 overloads of the contract).
+-- One row per SQL-callable API function (every overload of the contract).
 CREATE TEMP TABLE api (
     fname    name,
     args     name[],      -- argument types, as pgTAP spells them
@@ -31,10 +31,33 @@ INSERT INTO api VALUES
   ('sync_release',          '{text}',                    'boolean',
    'lock_name text'),
   ('sync_release_all',      '{}',                        'integer',
+   ''),
+  -- keyed holds
+  ('sync_request',          '{text,text,integer,text,interval,"timestamp with time zone"}',
+   'setof record',
+   'lock_name text, holder text, priority integer DEFAULT 0, controller text DEFAULT NULL::text, lease interval DEFAULT NULL::interval, queued_at timestamp with time zone DEFAULT NULL::timestamp with time zone'),
+  ('sync_request',          '{text[],text,integer,text,interval,"timestamp with time zone"}',
+   'setof record',
+   'lock_names text[], holder text, priority integer DEFAULT 0, controller text DEFAULT NULL::text, lease interval DEFAULT NULL::interval, queued_at timestamp with time zone DEFAULT NULL::timestamp with time zone'),
+  ('sync_release',          '{text,text}',               'boolean',
+   'lock_name text, holder text'),
+  ('sync_release_holder',   '{text}',                    'integer',
+   'holder text'),
+  ('sync_heartbeat',        '{text}',                    'timestamp with time zone',
+   'controller text'),
+  ('sync_refresh',          '{text,text,interval}',      'timestamp with time zone',
+   'lock_name text, holder text, lease interval DEFAULT NULL::interval'),
+  ('sync_is_held',          '{text,text,bigint}',        'boolean',
+   'lock_name text, holder text, token bigint DEFAULT NULL::bigint'),
+  ('sync_force_release',    '{text,text}',               'boolean',
+   'lock_name text, holder text'),
+  ('sync_forget_controller', '{text,boolean}',           'integer',
+   'controller text, release_holds boolean DEFAULT false'),
+  ('sync_reconcile',        '{}',                        'integer',
    '');
 
--- 10 functions x 7 assertions + 4 others
-SELECT plan(74);
+-- 20 functions x 7 assertions + 4 others
+SELECT plan(144);
 
 SELECT has_extension('syncwf', 'extension syncwf is installed');
 
@@ -74,7 +97,10 @@ SELECT function_lang_is(fname, args, 'c',
 SELECT bag_eq(
     $$SELECT p.oid::regprocedure::text FROM pg_catalog.pg_proc p
        WHERE p.proname IN ('sync_acquire', 'sync_try_acquire', 'sync_acquire_xact',
-                           'sync_try_acquire_xact', 'sync_release', 'sync_release_all')$$,
+                           'sync_try_acquire_xact', 'sync_release', 'sync_release_all',
+                           'sync_request', 'sync_release_holder', 'sync_heartbeat',
+                           'sync_refresh', 'sync_is_held', 'sync_force_release',
+                           'sync_forget_controller', 'sync_reconcile')$$,
     $$SELECT format('%I(%s)', fname, array_to_string(args, ',')) FROM api$$,
     'the API function names have exactly the documented overloads');
 
@@ -88,8 +114,9 @@ SELECT bag_eq(
          AND d.refobjid = (SELECT oid FROM pg_catalog.pg_extension WHERE extname = 'syncwf')
          AND d.deptype = 'e'$$,
     $$SELECT format('%I(%s)', fname, array_to_string(args, ',')) FROM api
-      UNION ALL VALUES ('sync_lock_status()'), ('sync_entry_status()'), ('sync_limit_changed()')$$,
-    'extension syncwf owns exactly the API functions, the monitoring SRFs and the trigger function');
+      UNION ALL VALUES ('sync_lock_status()'), ('sync_entry_status()'), ('sync_limit_changed()'),
+                       ('sync_state_guard()'), ('sync_state_deleted()'), ('sync_controller_changed()')$$,
+    'extension syncwf owns exactly the API functions, the monitoring SRFs and the trigger functions');
 
 -- Named-argument calls work with the documented names.
 SELECT lives_ok(

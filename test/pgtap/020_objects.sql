@@ -67,13 +67,15 @@ SELECT is(
 SELECT is(
     (SELECT array_agg(attname::text ORDER BY attnum) FROM pg_catalog.pg_attribute
       WHERE attrelid = 'sync_holders'::regclass AND attnum > 0 AND NOT attisdropped),
-    ARRAY['lock_name', 'pid', 'scope', 'token', 'priority', 'since'],
-    'sync_holders columns are (lock_name, pid, scope, token, priority, since)');
+    ARRAY['lock_name', 'pid', 'scope', 'token', 'priority', 'since',
+          'holder', 'controller', 'lease_expires'],
+    'sync_holders columns are (lock_name, pid, scope, token, priority, since, holder, controller, lease_expires)');
 SELECT is(
     (SELECT array_agg(attname::text ORDER BY attnum) FROM pg_catalog.pg_attribute
       WHERE attrelid = 'sync_waiters'::regclass AND attnum > 0 AND NOT attisdropped),
-    ARRAY['lock_name', 'pid', 'scope', 'priority', 'position', 'request_size', 'waiting_since'],
-    'sync_waiters columns are (lock_name, pid, scope, priority, position, request_size, waiting_since)');
+    ARRAY['lock_name', 'pid', 'scope', 'priority', 'position', 'request_size', 'waiting_since',
+          'holder', 'controller', 'active'],
+    'sync_waiters columns are (lock_name, pid, scope, priority, position, request_size, waiting_since, holder, controller, active)');
 
 SELECT col_type_is(v, c, t, format('%s.%s is %s', v, c, t))
   FROM (VALUES

@@ -1,0 +1,1601 @@
+/*-------------------------------------------------------------------------
+ *
+ * keyed.c
+ *		Durable keyed holds in shared memory: entries owned by a holder key
+ *		(Argo's workflow key) instead of a backend, the shared holder table
+ *		that finds them, and what a transaction did to them, applied when it
+ *		commits and forgotten when it aborts.
+ *
+ * The sync_state table (state_table.c) is the durable truth; shared memory
+ * is the live copy the queues run on.  They are kept in step like this:
+ *
+ *	- A request creates its entries at once, marked with the requesting
+ *	  transaction (created_xid), queued or granted like any other request,
+ *	  and writes their rows.  The entries count at once (so two requests can
+ *	  never both take the last slot); at commit the mark is cleared, at abort
+ *	  the entries are withdrawn.  Someone else asking about a marked entry
+ *	  waits for that transaction first.
+ *	- A release deletes the row; the row trigger marks the entry
+ *	  (release_xid) and remembers it.  At commit the entry is released and its
+ *	  slot handed on; at abort the mark is cleared.  Manual DELETEs of
+ *	  sync_state take exactly the same path.
+ *	- A grant to a pending entry (when someone else's release commits) cannot
+ *	  write the table from a commit callback: it is queued in the outbox, and
+ *	  the worker (or sync_reconcile) writes held = true and sends the NOTIFY.
+ *	- At start (and after the extension is created again) the entries are
+ *	  rebuilt from the table before anything in this database is granted.
+ *
+ * Locking order: controllers_lock, then holders_lock, then partition locks
+ * in ascending order.  holders_lock protects the holder hash, every keyed
+ * entry's holder_link, created_xid and release_xid, and keeps keyed entries
+ * from being freed (freeing needs it exclusively).  created_xid is written
+ * with the entry's partition lock held too, so the grant pass may read it.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "syncwf.h"
+
+#include "access/xact.h"
+#include "access/xlog.h"
+#include "commands/dbcommands.h"
+#include "miscadmin.h"
+#include "storage/lmgr.h"
+#include "storage/shmem.h"
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+#include "utils/wait_event.h"
+
+static HTAB *SyncHolderHash = NULL;
+
+/* What this transaction did to keyed entries, applied at commit. */
+typedef enum KeyedOpKind
+{
+	KEYED_OP_RELEASE,			/* the entry's row was deleted */
+	KEYED_OP_RESORT,			/* a new priority for a pending request */
+	KEYED_OP_REFRESH,			/* a new lease expiry */
+	KEYED_OP_PERSISTED,			/* the worker wrote a grant to the table */
+	KEYED_OP_TRUNCATE,			/* sync_state was truncated */
+	KEYED_OP_FORGET,			/* a sync_controller row was deleted */
+	KEYED_OP_BEAT				/* a sync_controller row was written */
+} KeyedOpKind;
+
+typedef struct KeyedOp
+{
+	KeyedOpKind kind;
+	SubTransactionId subid;
+	SyncEntry  *entry;
+	uint64		request_id;
+	uint64		token;
+	int32		priority;
+	int64		lease_us;
+	TimestampTz at;
+	int			nprovisional;	/* TRUNCATE: requests made before it */
+	char	   *controller;		/* FORGET, BEAT */
+} KeyedOp;
+
+/* A request this transaction made. */
+typedef struct Provisional
+{
+	SubTransactionId subid;
+	uint64		request_id;
+	int			nentries;
+	SyncEntry  *entries[FLEXIBLE_ARRAY_MEMBER];
+} Provisional;
+
+static List *keyed_ops = NIL;	/* KeyedOp *, in TopTransactionContext */
+static List *provisionals = NIL;	/* Provisional *, likewise */
+static TransactionId keyed_xid = InvalidTransactionId;	/* their transaction */
+
+Size
+sync_keyed_shmem_size(void)
+{
+	return hash_estimate_size(sync_max_holders, sizeof(SyncHolder));
+}
+
+void
+sync_keyed_shmem_init(void)
+{
+	HASHCTL		info;
+
+	memset(&info, 0, sizeof(info));
+	info.keysize = sizeof(SyncHolderTag);
+	info.entrysize = sizeof(SyncHolder);
+	SyncHolderHash = ShmemInitHash("syncwf holders",
+								   sync_max_holders, sync_max_holders,
+								   &info,
+								   HASH_ELEM | HASH_BLOBS | HASH_FIXED_SIZE);
+}
+
+/*-------------------------------------------------------------------------
+ * The durable database
+ *-------------------------------------------------------------------------
+ */
+
+/* Is this the database named by syncwf.database? */
+bool
+sync_keyed_database(void)
+{
+	static Oid	checked_db = InvalidOid;
+	static bool is_keyed_db = false;
+
+	if (checked_db != MyDatabaseId)
+	{
+		char	   *name = get_database_name(MyDatabaseId);
+
+		is_keyed_db = (name != NULL && sync_database != NULL &&
+					   strcmp(name, sync_database) == 0);
+		checked_db = MyDatabaseId;
+	}
+	return is_keyed_db;
+}
+
+void
+sync_keyed_require_database(void)
+{
+	if (!sync_keyed_database())
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("keyed holds are only available in database \"%s\"",
+						sync_database),
+				 errdetail("syncwf keeps keyed holds, controllers and their tables in the one database named by syncwf.database."),
+				 errhint("Connect to database \"%s\", or set syncwf.database in postgresql.conf and restart the server.",
+						 sync_database)));
+}
+
+/* Keyed holds are written to tables: not on a standby, not read-only. */
+static void
+sync_keyed_require_writable(void)
+{
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("cannot change keyed holds during recovery"),
+				 errhint("Keyed holds are served by the primary; after promotion this server serves them.")));
+	if (XactReadOnly)
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("cannot change keyed holds in a read-only transaction")));
+}
+
+/*-------------------------------------------------------------------------
+ * Holders and entries
+ *-------------------------------------------------------------------------
+ */
+
+static SyncHolder *
+sync_holder_lookup(const char *key, bool create)
+{
+	SyncHolderTag tag;
+	SyncHolder *holder;
+	bool		found;
+
+	memset(&tag, 0, sizeof(tag));
+	tag.dbid = MyDatabaseId;
+	strlcpy(tag.key, key, sizeof(tag.key));
+	holder = hash_search(SyncHolderHash, &tag,
+						 create ? HASH_ENTER_NULL : HASH_FIND, &found);
+	if (holder != NULL && !found)
+	{
+		holder->nentries = 0;
+		dlist_init(&holder->entries);
+	}
+	return holder;
+}
+
+/*
+ * The holder's entry for lock 'name', skipping one this transaction is
+ * releasing (a request after a release in one transaction is a new one).
+ * Caller holds holders_lock.
+ */
+static SyncEntry *
+sync_holder_entry(SyncHolder *holder, const char *name)
+{
+	dlist_iter	iter;
+
+	if (holder == NULL)
+		return NULL;
+	dlist_foreach(iter, &holder->entries)
+	{
+		SyncEntry  *e = dlist_container(SyncEntry, holder_link, iter.cur);
+
+		if (TransactionIdIsValid(e->release_xid) &&
+			TransactionIdIsCurrentTransactionId(e->release_xid))
+			continue;
+		if (strcmp(e->lock->tag.name, name) == 0)
+			return e;
+	}
+	return NULL;
+}
+
+/*
+ * Unlink a keyed entry from its holder before it goes back to the pool.
+ * Caller holds holders_lock exclusively and the entry's partition.
+ */
+void
+sync_keyed_free_entry(SyncEntry *entry)
+{
+	SyncHolder *holder = entry->holder;
+
+	Assert(LWLockHeldByMeInMode(SyncState->holders_lock, LW_EXCLUSIVE));
+	dlist_delete(&entry->holder_link);
+	if (--holder->nentries == 0)
+		hash_search(SyncHolderHash, &holder->tag, HASH_REMOVE, NULL);
+	if (entry->controller >= 0)
+		sync_controller_unref(entry->controller);
+	entry->holder = NULL;
+	entry->created_xid = InvalidTransactionId;
+	entry->release_xid = InvalidTransactionId;
+}
+
+/*
+ * Called by sync_request_grant() for every keyed entry it grants, under the
+ * entry's partition lock.  Starts the lease, and hands a grant of a
+ * committed pending entry to the worker, which writes and announces it.
+ * (A grant while the requesting transaction is open is handed over when it
+ * commits.)
+ */
+void
+sync_keyed_granted(SyncEntry *entry)
+{
+	entry->persisted = false;
+	if (entry->lease_us > 0)
+	{
+		entry->lease_expires = entry->since + entry->lease_us;
+		sync_lease_scheduled(entry->lease_expires);
+	}
+	else
+		entry->lease_expires = 0;
+	if (!TransactionIdIsValid(entry->created_xid))
+		sync_outbox_push(entry);
+}
+
+/* Remember an operation of this transaction. */
+static KeyedOp *
+sync_keyed_new_op(KeyedOpKind kind)
+{
+	MemoryContext oldcxt = MemoryContextSwitchTo(TopTransactionContext);
+	KeyedOp    *op = palloc0(sizeof(KeyedOp));
+
+	op->kind = kind;
+	op->subid = GetCurrentSubTransactionId();
+	keyed_ops = lappend(keyed_ops, op);
+	MemoryContextSwitchTo(oldcxt);
+	sync_backend_setup();
+	return op;
+}
+
+/*-------------------------------------------------------------------------
+ * Requests
+ *-------------------------------------------------------------------------
+ */
+
+static void
+sync_keyed_fill_result(SyncEntry *e, SyncKeyedResult *r)
+{
+	r->held = (e->state == SYNC_ENTRY_HELD);
+	r->active = (e->state != SYNC_ENTRY_DORMANT);
+	r->token = r->held ? (int64) e->token : 0;
+	r->position = (e->state == SYNC_ENTRY_PENDING) ? sync_queue_position(e) : 0;
+	r->priority = e->priority;
+}
+
+/*
+ * Report the state of an existing request of this holder, and re-sort it
+ * (at commit) if a new priority was asked for.  Caller holds holders_lock;
+ * releases it (and controllers_lock, if held) before returning.
+ */
+static void
+sync_keyed_report_existing(SyncEntry **existing, int nnames, const char *holder,
+						   int32 priority, SyncKeyedResult *results)
+{
+	bool		resort = false;
+	SyncEntry  *first = existing[0];
+	uint64		request_id = first->request_id;
+
+	for (int i = 0; i < nnames; i++)
+	{
+		LWLock	   *partition = sync_partition_lock(existing[i]->lock->hashcode);
+
+		LWLockAcquire(partition, LW_SHARED);
+		sync_keyed_fill_result(existing[i], &results[i]);
+		if (existing[i]->state != SYNC_ENTRY_HELD &&
+			existing[i]->priority != priority)
+			resort = true;
+		LWLockRelease(partition);
+	}
+	LWLockRelease(SyncState->holders_lock);
+	if (LWLockHeldByMe(SyncState->controllers_lock))
+		LWLockRelease(SyncState->controllers_lock);
+
+	if (resort)
+	{
+		KeyedOp    *op;
+
+		for (int i = 0; i < nnames; i++)
+			sync_state_set_priority(existing[i]->lock->tag.name, holder, priority);
+		op = sync_keyed_new_op(KEYED_OP_RESORT);
+		op->entry = first;
+		op->request_id = request_id;
+		op->priority = priority;
+		for (int i = 0; i < nnames; i++)
+			results[i].priority = priority;
+	}
+}
+
+static void
+sync_keyed_unlock_all(AcquireRequest *req, bool partitions)
+{
+	if (partitions)
+		sync_unlock_partitions(req->partmask);
+	LWLockRelease(SyncState->holders_lock);
+	if (LWLockHeldByMe(SyncState->controllers_lock))
+		LWLockRelease(SyncState->controllers_lock);
+}
+
+/*
+ * Request every lock in names[] for 'holder', all or nothing, without
+ * waiting: each entry is granted at once or queued.  A holder that has
+ * requested these locks already gets the current state reported (and a
+ * new priority applied); asking for a different set is an error.
+ * results[i] describes names[i].
+ */
+void
+sync_keyed_request(char **names, int nnames, const char *holder,
+				   int32 priority, const char *controller, int64 lease_us,
+				   bool has_queued_at, TimestampTz queued_at,
+				   SyncKeyedResult *results)
+{
+	AcquireRequest req;
+	SyncEntry  *first = NULL;
+	SyncEntry **existing = palloc0(sizeof(SyncEntry *) * nnames);
+	TransactionId xid;
+	int			ctl = -1;
+	int			failed = -1;
+	int			error;
+	bool		active;
+	SyncHolder *h;
+	TimestampTz now;
+	Provisional *prov;
+	MemoryContext oldcxt;
+
+	sync_require_shmem();
+	sync_backend_setup();
+	sync_keyed_require_database();
+	sync_keyed_require_writable();
+	sync_keyed_ensure_loaded();
+
+	sync_request_init(&req, names, nnames);
+	xid = GetTopTransactionId();
+	if (controller != NULL)
+	{
+		ctl = sync_controller_slot(controller, true);
+		/* a controller that requests is alive: count it as a heartbeat */
+		if (!sync_controller_active(ctl))
+		{
+			TimestampTz at = sync_controller_upsert(controller);
+
+			sync_controller_beat(ctl, at);
+		}
+	}
+
+	req.limit_relid = sync_limit_relid_cached();
+	sync_reserve_entries(&req);
+	PG_TRY();
+	{
+		for (;;)
+		{
+			TransactionId wait_for = InvalidTransactionId;
+			int			nfound = 0;
+
+			if (ctl >= 0)
+				LWLockAcquire(SyncState->controllers_lock, LW_SHARED);
+			LWLockAcquire(SyncState->holders_lock, LW_EXCLUSIVE);
+
+			h = sync_holder_lookup(holder, false);
+			for (int i = 0; i < nnames; i++)
+			{
+				SyncEntry  *e = sync_holder_entry(h, names[i]);
+
+				existing[i] = e;
+				if (e == NULL)
+					continue;
+				nfound++;
+				if (TransactionIdIsValid(e->created_xid) && e->created_xid != xid)
+					wait_for = e->created_xid;
+				else if (TransactionIdIsValid(e->release_xid) && e->release_xid != xid)
+					wait_for = e->release_xid;
+			}
+
+			if (TransactionIdIsValid(wait_for))
+			{
+				/* another transaction is creating or releasing it: wait */
+				sync_keyed_unlock_all(&req, false);
+				XactLockTableWait(wait_for, NULL, NULL, XLTW_None);
+				continue;
+			}
+			if (nfound == nnames)
+			{
+				sync_keyed_report_existing(existing, nnames, holder, priority,
+										   results);
+				sync_discard_request(&req);
+				return;
+			}
+			if (nfound > 0)
+			{
+				bool		same_request = true;
+
+				for (int i = 1; i < nnames; i++)
+					if (existing[i] != NULL && existing[0] != NULL &&
+						existing[i]->request_id != existing[0]->request_id)
+						same_request = false;
+				sync_keyed_unlock_all(&req, false);
+				ereport(ERROR,
+						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+						 errmsg("holder \"%s\" already has a request that names some of these locks but not all",
+								holder),
+						 same_request ? 0 : errdetail("The locks belong to different requests of this holder."),
+						 errhint("Release the existing request with sync_release() first, or request exactly the same locks again.")));
+			}
+
+			sync_lock_partitions(req.partmask, LW_EXCLUSIVE);
+			if (req.have_limits
+				? pg_atomic_read_u64(&SyncState->limit_generation) == req.generation
+				: !sync_limits_missing(&req))
+				break;
+			sync_keyed_unlock_all(&req, true);
+			sync_read_limits(&req);
+		}
+	}
+	PG_CATCH();
+	{
+		sync_discard_request(&req);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+
+	error = sync_bind_request(&req, priority, SYNC_SCOPE_KEYED, &first, &failed);
+	if (error == 0)
+	{
+		h = sync_holder_lookup(holder, true);
+		if (h == NULL)
+		{
+			sync_unbind_request(&req);
+			error = 3;
+		}
+	}
+	if (error != 0)
+	{
+		sync_keyed_unlock_all(&req, true);
+		sync_discard_request(&req);
+		if (error == 3)
+			ereport(ERROR,
+					(errcode(ERRCODE_OUT_OF_MEMORY),
+					 errmsg("syncwf holder table is full"),
+					 errdetail("All %d holder keys are in use.", sync_max_holders),
+					 errhint("Raise syncwf.max_holders in postgresql.conf and restart the server.")));
+		sync_report_bind_error(&req, error, failed);
+	}
+
+	now = GetCurrentTimestamp();
+	active = (ctl < 0 || sync_controller_active(ctl));
+	for (int i = 0; i < nnames; i++)
+	{
+		SyncEntry  *e = req.entries[i];
+
+		e->pid = 0;
+		e->procno = -1;
+		e->holder = h;
+		dlist_push_tail(&h->entries, &e->holder_link);
+		h->nentries++;
+		e->queued_at = has_queued_at ? queued_at : now;
+		e->lease_us = lease_us;
+		e->lease_expires = 0;
+		e->created_xid = xid;
+		e->release_xid = InvalidTransactionId;
+		e->owner = GetUserId();
+		e->controller = ctl;
+		if (ctl >= 0)
+			sync_controller_ref(ctl);
+		e->persisted = false;
+		if (active)
+			sync_queue_insert(e->lock, e);
+		else
+			sync_dormant_insert(e->lock, e);
+	}
+	if (active && sync_request_grantable(first, true))
+	{
+		SyncEntry  *e = first;
+
+		sync_request_grant(first);
+		/* our own row will say so */
+		do
+		{
+			e->persisted = true;
+			e = e->next_in_request;
+		} while (e != first);
+	}
+	for (int i = 0; i < nnames; i++)
+		sync_keyed_fill_result(req.entries[i], &results[i]);
+	sync_keyed_unlock_all(&req, true);
+	sync_grant_deferred();
+
+	/* Remember the request, then write its rows. */
+	oldcxt = MemoryContextSwitchTo(TopTransactionContext);
+	prov = palloc(offsetof(Provisional, entries) + sizeof(SyncEntry *) * nnames);
+	prov->subid = GetCurrentSubTransactionId();
+	prov->request_id = first->request_id;
+	prov->nentries = nnames;
+	memcpy(prov->entries, req.entries, sizeof(SyncEntry *) * nnames);
+	provisionals = lappend(provisionals, prov);
+	MemoryContextSwitchTo(oldcxt);
+	keyed_xid = xid;
+
+	for (int i = 0; i < nnames; i++)
+	{
+		SyncStateRow row;
+
+		memset(&row, 0, sizeof(row));
+		row.name = names[i];
+		row.holder = (char *) holder;
+		row.controller = (char *) controller;
+		row.held = results[i].held;
+		row.priority = priority;
+		row.queued_at = has_queued_at ? queued_at : now;
+		row.token = results[i].token;
+		row.granted_at = now;
+		row.lease_us = lease_us;
+		row.lease_expires = (results[i].held && lease_us > 0) ? now + lease_us : 0;
+		row.owner = GetUserId();
+		row.request_id = (int64) first->request_id;
+		row.seq = (int64) first->seq;
+		sync_state_insert(&row);
+	}
+}
+
+/*
+ * Look up the entry of 'holder' for lock 'name' and copy what callers need.
+ * Entries another transaction is still creating are not there yet.
+ */
+bool
+sync_keyed_lookup(const char *name, const char *holder, SyncKeyedInfo *info)
+{
+	SyncHolder *h;
+	SyncEntry  *e;
+
+	sync_require_shmem();
+	sync_keyed_require_database();
+	sync_keyed_ensure_loaded();
+
+	memset(info, 0, sizeof(SyncKeyedInfo));
+	LWLockAcquire(SyncState->holders_lock, LW_SHARED);
+	h = sync_holder_lookup(holder, false);
+	e = sync_holder_entry(h, name);
+	if (e != NULL && TransactionIdIsValid(e->created_xid) &&
+		!TransactionIdIsCurrentTransactionId(e->created_xid))
+		e = NULL;
+	if (e != NULL)
+	{
+		LWLock	   *partition = sync_partition_lock(e->lock->hashcode);
+
+		LWLockAcquire(partition, LW_SHARED);
+		info->found = true;
+		info->state = e->state;
+		info->token = (int64) e->token;
+		info->owner = e->owner;
+		info->lease_us = e->lease_us;
+		info->lease_expires = e->lease_expires;
+		info->request_id = e->request_id;
+		info->nlocks = e->nlocks;
+		info->controller = e->controller;
+		info->entry = e;
+		LWLockRelease(partition);
+	}
+	LWLockRelease(SyncState->holders_lock);
+	return info->found;
+}
+
+/*
+ * The names of every lock 'holder' has an entry for (committed, or created
+ * by this transaction).
+ */
+List *
+sync_keyed_holder_locks(const char *holder)
+{
+	SyncHolder *h;
+	List	   *names = NIL;
+	dlist_iter	iter;
+
+	sync_require_shmem();
+	sync_keyed_require_database();
+	sync_keyed_ensure_loaded();
+
+	LWLockAcquire(SyncState->holders_lock, LW_SHARED);
+	h = sync_holder_lookup(holder, false);
+	if (h != NULL)
+		dlist_foreach(iter, &h->entries)
+		{
+			SyncEntry  *e = dlist_container(SyncEntry, holder_link, iter.cur);
+
+			if (TransactionIdIsValid(e->created_xid) &&
+				!TransactionIdIsCurrentTransactionId(e->created_xid))
+				continue;
+			names = lappend(names, pstrdup(e->lock->tag.name));
+		}
+	LWLockRelease(SyncState->holders_lock);
+	return names;
+}
+
+/*-------------------------------------------------------------------------
+ * Changes recorded by the table triggers and the API, applied at commit
+ *-------------------------------------------------------------------------
+ */
+
+/*
+ * The row of (name, holder, request_id) was deleted by this transaction:
+ * mark the entry, and release it at commit.  Fills *info with what the
+ * trigger needs (whether it was held, its token, controller, request size).
+ */
+void
+sync_keyed_row_deleted(const char *name, const char *holder, uint64 request_id,
+					   SyncKeyedInfo *info)
+{
+	SyncHolder *h;
+	dlist_iter	iter;
+	SyncEntry  *e = NULL;
+	KeyedOp    *op;
+
+	memset(info, 0, sizeof(SyncKeyedInfo));
+	LWLockAcquire(SyncState->holders_lock, LW_EXCLUSIVE);
+	h = sync_holder_lookup(holder, false);
+	if (h != NULL)
+		dlist_foreach(iter, &h->entries)
+		{
+			SyncEntry  *c = dlist_container(SyncEntry, holder_link, iter.cur);
+
+			if (c->request_id == request_id && strcmp(c->lock->tag.name, name) == 0)
+			{
+				e = c;
+				break;
+			}
+		}
+	if (e == NULL)
+	{
+		LWLockRelease(SyncState->holders_lock);
+		return;
+	}
+	e->release_xid = GetTopTransactionId();
+	keyed_xid = e->release_xid;
+	{
+		LWLock	   *partition = sync_partition_lock(e->lock->hashcode);
+
+		LWLockAcquire(partition, LW_SHARED);
+		info->found = true;
+		info->state = e->state;
+		info->token = (int64) e->token;
+		info->owner = e->owner;
+		info->request_id = e->request_id;
+		info->nlocks = e->nlocks;
+		info->controller = e->controller;
+		info->entry = e;
+		LWLockRelease(partition);
+	}
+	LWLockRelease(SyncState->holders_lock);
+
+	op = sync_keyed_new_op(KEYED_OP_RELEASE);
+	op->entry = e;
+	op->request_id = request_id;
+}
+
+void
+sync_keyed_truncated(void)
+{
+	KeyedOp    *op = sync_keyed_new_op(KEYED_OP_TRUNCATE);
+
+	op->nprovisional = list_length(provisionals);
+}
+
+void
+sync_keyed_note_refresh(SyncEntry *entry, uint64 request_id, int64 lease_us,
+						TimestampTz expires)
+{
+	KeyedOp    *op = sync_keyed_new_op(KEYED_OP_REFRESH);
+
+	op->entry = entry;
+	op->request_id = request_id;
+	op->lease_us = lease_us;
+	op->at = expires;
+}
+
+void
+sync_keyed_note_persisted(SyncEntry *entry, uint64 request_id, uint64 token)
+{
+	KeyedOp    *op = sync_keyed_new_op(KEYED_OP_PERSISTED);
+
+	op->entry = entry;
+	op->request_id = request_id;
+	op->token = token;
+}
+
+void
+sync_keyed_note_controller(const char *controller, bool forget, TimestampTz at)
+{
+	KeyedOp    *op = sync_keyed_new_op(forget ? KEYED_OP_FORGET : KEYED_OP_BEAT);
+
+	op->controller = controller ?
+		MemoryContextStrdup(TopTransactionContext, controller) : NULL;
+	op->at = at;
+}
+
+bool
+sync_keyed_pending_work(void)
+{
+	return keyed_ops != NIL || provisionals != NIL;
+}
+
+/* Is this keyed entry still the one the operation was about? */
+static inline bool
+sync_op_entry_valid(SyncEntry *e, uint64 request_id)
+{
+	return e->state != SYNC_ENTRY_FREE && e->scope == SYNC_SCOPE_KEYED &&
+		e->request_id == request_id;
+}
+
+/*
+ * Release one held keyed entry and hand its slot on.  Caller holds
+ * holders_lock exclusively.  If it was granted with others (one request
+ * naming several locks), it leaves their ring first.
+ */
+static void
+sync_keyed_release_held(SyncEntry *e)
+{
+	SyncLock   *lock = e->lock;
+	uint32		partmask = (e->next_in_request != e) ? e->partmask :
+		(1U << sync_partition_of(lock->hashcode));
+
+	sync_lock_partitions(partmask, LW_EXCLUSIVE);
+	if (e->next_in_request != e)
+	{
+		SyncEntry  *p = e;
+
+		while (p->next_in_request != e)
+			p = p->next_in_request;
+		p->next_in_request = e->next_in_request;
+		e->next_in_request = e;
+	}
+	dlist_delete(&e->lock_link);
+	lock->nheld--;
+	sync_keyed_free_entry(e);
+	sync_entry_free(e);
+	sync_grant_waiters(lock);
+	sync_lock_idle(lock);
+	sync_unlock_partitions(partmask);
+}
+
+/* Commit: the entry's row is gone for good. */
+static void
+sync_apply_release(KeyedOp *op)
+{
+	SyncEntry  *e = op->entry;
+
+	LWLockAcquire(SyncState->holders_lock, LW_EXCLUSIVE);
+	if (sync_op_entry_valid(e, op->request_id) && e->release_xid == keyed_xid)
+	{
+		LWLock	   *partition = sync_partition_lock(e->lock->hashcode);
+		bool		held;
+
+		LWLockAcquire(partition, LW_SHARED);
+		held = (e->state == SYNC_ENTRY_HELD);
+		LWLockRelease(partition);
+		if (held)
+			sync_keyed_release_held(e);
+		else
+			sync_withdraw_request(e);	/* the whole pending request */
+	}
+	LWLockRelease(SyncState->holders_lock);
+}
+
+/* Commit: a pending request takes its new priority. */
+static void
+sync_apply_resort(KeyedOp *op)
+{
+	SyncEntry  *first = op->entry;
+
+	LWLockAcquire(SyncState->holders_lock, LW_SHARED);
+	if (sync_op_entry_valid(first, op->request_id))
+	{
+		uint32		partmask = first->partmask;
+		SyncEntry  *e;
+
+		sync_lock_partitions(partmask, LW_EXCLUSIVE);
+		e = first;
+		do
+		{
+			if (e->state == SYNC_ENTRY_PENDING || e->state == SYNC_ENTRY_DORMANT)
+			{
+				SyncLock   *lock = e->lock;
+				bool		dormant = (e->state == SYNC_ENTRY_DORMANT);
+
+				dlist_delete(&e->lock_link);
+				if (dormant)
+					lock->ndormant--;
+				else
+					lock->nwaiting--;
+				e->priority = op->priority;
+				if (dormant)
+					sync_dormant_insert(lock, e);
+				else
+					sync_queue_insert(lock, e);
+			}
+			e = e->next_in_request;
+		} while (e != first);
+		e = first;
+		do
+		{
+			sync_grant_waiters(e->lock);
+			e = e->next_in_request;
+		} while (e != first);
+		sync_unlock_partitions(partmask);
+	}
+	LWLockRelease(SyncState->holders_lock);
+}
+
+/* Commit: a refreshed lease, or a grant the table now records. */
+static void
+sync_apply_entry_update(KeyedOp *op)
+{
+	SyncEntry  *e = op->entry;
+
+	LWLockAcquire(SyncState->holders_lock, LW_SHARED);
+	if (sync_op_entry_valid(e, op->request_id))
+	{
+		LWLock	   *partition = sync_partition_lock(e->lock->hashcode);
+
+		LWLockAcquire(partition, LW_EXCLUSIVE);
+		if (e->state == SYNC_ENTRY_HELD)
+		{
+			if (op->kind == KEYED_OP_REFRESH)
+			{
+				e->lease_us = op->lease_us;
+				e->lease_expires = op->at;
+				if (op->at != 0)
+					sync_lease_scheduled(op->at);
+			}
+			else if (e->token == op->token)
+				e->persisted = true;
+		}
+		LWLockRelease(partition);
+	}
+	LWLockRelease(SyncState->holders_lock);
+}
+
+/*
+ * Free every keyed entry of this database that 'filter' accepts, then run
+ * the grant pass of every lock.  Caller holds holders_lock and every
+ * partition exclusively.
+ */
+typedef bool (*KeyedFilter) (SyncEntry *e, void *arg);
+
+static int
+sync_keyed_purge(KeyedFilter filter, void *arg)
+{
+	HASH_SEQ_STATUS status;
+	SyncLock   *lock;
+	int			n = 0;
+
+	hash_seq_init(&status, sync_lock_hash());
+	while ((lock = hash_seq_search(&status)) != NULL)
+	{
+		dlist_head *lists[3] = {&lock->holders, &lock->waiters, &lock->dormant};
+
+		if (lock->tag.dbid != MyDatabaseId)
+			continue;
+		for (int l = 0; l < 3; l++)
+		{
+			dlist_mutable_iter iter;
+
+			dlist_foreach_modify(iter, lists[l])
+			{
+				SyncEntry  *e = dlist_container(SyncEntry, lock_link, iter.cur);
+
+				if (e->scope != SYNC_SCOPE_KEYED || (filter && !filter(e, arg)))
+					continue;
+				dlist_delete(&e->lock_link);
+				if (e->state == SYNC_ENTRY_HELD)
+					lock->nheld--;
+				else if (e->state == SYNC_ENTRY_PENDING)
+					lock->nwaiting--;
+				else
+					lock->ndormant--;
+				sync_keyed_free_entry(e);
+				sync_entry_free(e);
+				n++;
+			}
+		}
+	}
+
+	/* second pass: hand freed slots on; drop what is now idle */
+	hash_seq_init(&status, sync_lock_hash());
+	while ((lock = hash_seq_search(&status)) != NULL)
+	{
+		if (lock->tag.dbid != MyDatabaseId)
+			continue;
+		sync_grant_waiters(lock);
+		sync_lock_idle(lock);
+	}
+	return n;
+}
+
+/* TRUNCATE keeps only requests this transaction made after it. */
+static bool
+sync_truncate_filter(SyncEntry *e, void *arg)
+{
+	List	   *before = (List *) arg;
+	ListCell   *lc;
+
+	if (!TransactionIdIsValid(e->created_xid))
+		return true;
+	foreach(lc, before)
+	{
+		Provisional *prov = (Provisional *) lfirst(lc);
+
+		if (prov->request_id == e->request_id)
+			return true;
+	}
+	return false;
+}
+
+static void
+sync_apply_truncate(KeyedOp *op)
+{
+	uint32		all = (1U << SYNC_NUM_PARTITIONS) - 1;
+	List	   *before = list_truncate(list_copy(provisionals), op->nprovisional);
+
+	LWLockAcquire(SyncState->holders_lock, LW_EXCLUSIVE);
+	sync_lock_partitions(all, LW_EXCLUSIVE);
+	(void) sync_keyed_purge(sync_truncate_filter, before);
+	sync_unlock_partitions(all);
+	LWLockRelease(SyncState->holders_lock);
+}
+
+/*
+ * Commit: the requests of this transaction become durable; grants they got
+ * while it was open are handed to the worker.
+ */
+static void
+sync_apply_provisionals(void)
+{
+	ListCell   *lc;
+
+	LWLockAcquire(SyncState->holders_lock, LW_EXCLUSIVE);
+	foreach(lc, provisionals)
+	{
+		Provisional *prov = (Provisional *) lfirst(lc);
+
+		for (int i = 0; i < prov->nentries; i++)
+		{
+			SyncEntry  *e = prov->entries[i];
+			LWLock	   *partition;
+
+			if (!sync_op_entry_valid(e, prov->request_id))
+				continue;
+			partition = sync_partition_lock(e->lock->hashcode);
+			LWLockAcquire(partition, LW_EXCLUSIVE);
+			e->created_xid = InvalidTransactionId;
+			if (e->state == SYNC_ENTRY_HELD && !e->persisted)
+				sync_outbox_push(e);
+			LWLockRelease(partition);
+		}
+	}
+	LWLockRelease(SyncState->holders_lock);
+}
+
+static void
+sync_keyed_forget_all(void)
+{
+	/* the memory belongs to TopTransactionContext */
+	keyed_ops = NIL;
+	provisionals = NIL;
+	keyed_xid = InvalidTransactionId;
+}
+
+/* Commit: apply what this transaction did, in order.  Must not fail. */
+void
+sync_keyed_at_commit(void)
+{
+	ListCell   *lc;
+
+	if (keyed_ops == NIL && provisionals == NIL)
+		return;
+
+	foreach(lc, keyed_ops)
+	{
+		KeyedOp    *op = (KeyedOp *) lfirst(lc);
+
+		switch (op->kind)
+		{
+			case KEYED_OP_RELEASE:
+				sync_apply_release(op);
+				break;
+			case KEYED_OP_RESORT:
+				sync_apply_resort(op);
+				break;
+			case KEYED_OP_REFRESH:
+			case KEYED_OP_PERSISTED:
+				sync_apply_entry_update(op);
+				break;
+			case KEYED_OP_TRUNCATE:
+				sync_apply_truncate(op);
+				break;
+			case KEYED_OP_FORGET:
+				sync_controller_forgotten(op->controller);
+				break;
+			case KEYED_OP_BEAT:
+				sync_controller_beat(sync_controller_slot_noerror(op->controller),
+									 op->at);
+				break;
+		}
+		sync_grant_deferred();
+	}
+	sync_apply_provisionals();
+	sync_grant_deferred();
+	sync_keyed_forget_all();
+}
+
+/* Undo one operation: a release that will not happen. */
+static void
+sync_undo_op(KeyedOp *op)
+{
+	if (op->kind == KEYED_OP_RELEASE)
+	{
+		SyncEntry  *e = op->entry;
+
+		LWLockAcquire(SyncState->holders_lock, LW_EXCLUSIVE);
+		if (sync_op_entry_valid(e, op->request_id) && e->release_xid == keyed_xid)
+			e->release_xid = InvalidTransactionId;
+		LWLockRelease(SyncState->holders_lock);
+	}
+	else if (op->kind == KEYED_OP_PERSISTED)
+	{
+		/* the grant is still unwritten: have the next round look again */
+		SpinLockAcquire(&SyncState->outbox_mutex);
+		SyncState->outbox_overflow = true;
+		SpinLockRelease(&SyncState->outbox_mutex);
+	}
+}
+
+/* Withdraw a request this transaction made: it leaves no trace. */
+static void
+sync_undo_provisional(Provisional *prov)
+{
+	LWLockAcquire(SyncState->holders_lock, LW_EXCLUSIVE);
+	for (int i = 0; i < prov->nentries; i++)
+	{
+		SyncEntry  *e = prov->entries[i];
+
+		if (sync_op_entry_valid(e, prov->request_id))
+		{
+			sync_withdraw_request(e);	/* the whole request */
+			break;
+		}
+	}
+	LWLockRelease(SyncState->holders_lock);
+}
+
+void
+sync_keyed_at_abort(void)
+{
+	ListCell   *lc;
+
+	if (keyed_ops == NIL && provisionals == NIL)
+		return;
+	foreach(lc, keyed_ops)
+		sync_undo_op((KeyedOp *) lfirst(lc));
+	foreach(lc, provisionals)
+		sync_undo_provisional((Provisional *) lfirst(lc));
+	sync_grant_deferred();
+	sync_keyed_forget_all();
+}
+
+void
+sync_keyed_at_subabort(SubTransactionId subid)
+{
+	ListCell   *lc;
+
+	foreach(lc, keyed_ops)
+	{
+		KeyedOp    *op = (KeyedOp *) lfirst(lc);
+
+		if (op->subid != subid)
+			continue;
+		sync_undo_op(op);
+		keyed_ops = foreach_delete_current(keyed_ops, lc);
+	}
+	foreach(lc, provisionals)
+	{
+		Provisional *prov = (Provisional *) lfirst(lc);
+
+		if (prov->subid != subid)
+			continue;
+		sync_undo_provisional(prov);
+		provisionals = foreach_delete_current(provisionals, lc);
+	}
+	sync_grant_deferred();
+}
+
+void
+sync_keyed_at_subcommit(SubTransactionId subid, SubTransactionId parent)
+{
+	ListCell   *lc;
+
+	foreach(lc, keyed_ops)
+	{
+		KeyedOp    *op = (KeyedOp *) lfirst(lc);
+
+		if (op->subid == subid)
+			op->subid = parent;
+	}
+	foreach(lc, provisionals)
+	{
+		Provisional *prov = (Provisional *) lfirst(lc);
+
+		if (prov->subid == subid)
+			prov->subid = parent;
+	}
+}
+
+/*-------------------------------------------------------------------------
+ * Loading from the tables
+ *-------------------------------------------------------------------------
+ */
+
+/* A backend that dies while loading lets the next one try. */
+void
+sync_keyed_backend_exit(void)
+{
+	if (SyncState == NULL)
+		return;
+	SpinLockAcquire(&SyncState->keyed_mutex);
+	if (SyncState->keyed_load_state == SYNC_KEYED_LOADING &&
+		SyncState->keyed_loader_pid == MyProcPid)
+	{
+		SyncState->keyed_load_state = SYNC_KEYED_NOT_LOADED;
+		SyncState->keyed_loader_pid = 0;
+		SpinLockRelease(&SyncState->keyed_mutex);
+		ConditionVariableBroadcast(&SyncState->keyed_loaded_cv);
+		return;
+	}
+	SpinLockRelease(&SyncState->keyed_mutex);
+}
+
+typedef struct RequestRing
+{
+	char		key[SYNC_KEY_BUFLEN + 24];	/* holder and request id */
+	SyncEntry  *first;
+	SyncEntry  *last;
+	int			n;
+	uint32		partmask;
+} RequestRing;
+
+/*
+ * Put the rows read from sync_state into shared memory, replacing whatever
+ * keyed entries of this database were there.  Rows come held first, then in
+ * queue order.  Fails as a whole (53200) when memory is too small.
+ */
+static void
+sync_keyed_install(List *rows, List *controllers, Oid limit_relid)
+{
+	uint32		all = (1U << SYNC_NUM_PARTITIONS) - 1;
+	ListCell   *lc;
+	HTAB	   *rings;
+	HASHCTL		ctl;
+	uint64		max_token = 0,
+				max_seq = 0,
+				max_request = 0;
+	int			nfree;
+	const char *failure = NULL;
+	TimestampTz now = GetCurrentTimestamp();
+
+	foreach(lc, controllers)
+	{
+		SyncControllerRow *c = (SyncControllerRow *) lfirst(lc);
+
+		sync_controller_restore(c->name, c->heartbeat, now);
+	}
+
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.keysize = sizeof(((RequestRing *) 0)->key);
+	ctl.entrysize = sizeof(RequestRing);
+	ctl.hcxt = CurrentMemoryContext;
+	rings = hash_create("syncwf load rings", 64, &ctl,
+						HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
+
+	LWLockAcquire(SyncState->controllers_lock, LW_SHARED);
+	LWLockAcquire(SyncState->holders_lock, LW_EXCLUSIVE);
+	sync_lock_partitions(all, LW_EXCLUSIVE);
+
+	(void) sync_keyed_purge(NULL, NULL);
+
+	SpinLockAcquire(&SyncState->pool_mutex);
+	nfree = SyncState->pool_nfree;
+	SpinLockRelease(&SyncState->pool_mutex);
+	if (list_length(rows) > nfree)
+		failure = "syncwf.max_entries";
+
+	foreach(lc, rows)
+	{
+		SyncStateRow *row = (SyncStateRow *) lfirst(lc);
+		SyncLockTag tag;
+		uint32		hashcode;
+		SyncLock   *lock;
+		SyncEntry  *e;
+		SyncHolder *h;
+		bool		found;
+		int			slot;
+
+		if (failure)
+			break;
+		sync_make_tag(&tag, MyDatabaseId, row->name);
+		hashcode = sync_tag_hash(&tag);
+		lock = sync_lock_create(&tag, hashcode, &found);
+		if (lock == NULL)
+		{
+			failure = "syncwf.max_locks";
+			break;
+		}
+		if (!found)
+		{
+			lock->kind = (strncmp(row->name, "sem/", 4) == 0) ?
+				SYNC_KIND_SEMAPHORE : SYNC_KIND_MUTEX;
+			lock->limit = (lock->kind == SYNC_KIND_MUTEX) ? 1 : Max(row->limit, 0);
+			lock->limit_defined = (lock->kind == SYNC_KIND_MUTEX || row->limit >= 0);
+			lock->limit_relid = limit_relid;
+		}
+		h = sync_holder_lookup(row->holder, true);
+		if (h == NULL)
+		{
+			sync_lock_idle(lock);
+			failure = "syncwf.max_holders";
+			break;
+		}
+		e = sync_entry_alloc();
+		Assert(e != NULL);
+		e->lock = lock;
+		e->request_id = (uint64) row->request_id;
+		e->seq = (uint64) row->seq;
+		e->priority = row->priority;
+		e->pid = 0;
+		e->procno = -1;
+		e->scope = SYNC_SCOPE_KEYED;
+		e->partmask = 1U << sync_partition_of(hashcode);
+		e->nlocks = 1;
+		e->holder = h;
+		dlist_push_tail(&h->entries, &e->holder_link);
+		h->nentries++;
+		e->queued_at = row->queued_at;
+		e->lease_us = row->lease_us;
+		e->owner = row->owner;
+		slot = row->controller ? sync_controller_slot_noerror(row->controller) : -1;
+		e->controller = slot;
+		if (slot >= 0)
+			sync_controller_ref(slot);
+		if (row->held)
+		{
+			e->state = SYNC_ENTRY_HELD;
+			e->token = (uint64) row->token;
+			e->since = row->granted_at;
+			e->lease_expires = row->lease_expires;
+			e->persisted = true;
+			dlist_push_tail(&lock->holders, &e->lock_link);
+			lock->nheld++;
+			if (e->lease_expires != 0)
+				sync_lease_scheduled(e->lease_expires);
+		}
+		else
+		{
+			char		key[SYNC_KEY_BUFLEN + 24];
+			RequestRing *ring;
+
+			e->since = row->queued_at;
+			if (slot < 0 || sync_controller_active(slot))
+				sync_queue_insert(lock, e);
+			else
+				sync_dormant_insert(lock, e);
+
+			snprintf(key, sizeof(key), "%s|" INT64_FORMAT, row->holder, row->request_id);
+			ring = hash_search(rings, key, HASH_ENTER, &found);
+			if (!found)
+			{
+				ring->first = ring->last = e;
+				ring->n = 1;
+				ring->partmask = e->partmask;
+			}
+			else
+			{
+				ring->last->next_in_request = e;
+				ring->last = e;
+				ring->n++;
+				ring->partmask |= e->partmask;
+			}
+		}
+		max_token = Max(max_token, (uint64) row->token);
+		max_seq = Max(max_seq, (uint64) row->seq);
+		max_request = Max(max_request, (uint64) row->request_id);
+	}
+
+	if (failure)
+		(void) sync_keyed_purge(NULL, NULL);
+	else
+	{
+		HASH_SEQ_STATUS status;
+		RequestRing *ring;
+
+		/* close the rings of pending requests that name several locks */
+		hash_seq_init(&status, rings);
+		while ((ring = hash_seq_search(&status)) != NULL)
+		{
+			SyncEntry  *e = ring->first;
+
+			ring->last->next_in_request = ring->first;
+			do
+			{
+				e->nlocks = ring->n;
+				e->partmask = ring->partmask;
+				e = e->next_in_request;
+			} while (e != ring->first);
+		}
+
+		sync_tokens_advance(max_token + 1);
+		while (pg_atomic_read_u64(&SyncState->next_seq) <= max_seq)
+			pg_atomic_fetch_add_u64(&SyncState->next_seq, max_seq);
+		while (pg_atomic_read_u64(&SyncState->next_request_id) <= max_request)
+			pg_atomic_fetch_add_u64(&SyncState->next_request_id, max_request);
+
+		/* slots freed while we were down (raised limits) go to the queues */
+		{
+			SyncLock   *lock;
+
+			hash_seq_init(&status, sync_lock_hash());
+			while ((lock = hash_seq_search(&status)) != NULL)
+				if (lock->tag.dbid == MyDatabaseId)
+					sync_grant_waiters(lock);
+		}
+	}
+	sync_unlock_partitions(all);
+	LWLockRelease(SyncState->holders_lock);
+	LWLockRelease(SyncState->controllers_lock);
+	sync_grant_deferred();
+	hash_destroy(rings);
+
+	if (failure)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("cannot load %d keyed entries from sync_state into shared memory",
+						list_length(rows)),
+				 errhint("Raise %s in postgresql.conf and restart the server.", failure)));
+}
+
+/*
+ * Make sure the keyed holds of this database are in shared memory before
+ * anything here is granted.  The first caller after a start (usually the
+ * worker) reads sync_state; everyone else waits for it.  Does nothing in
+ * other databases, and nothing during recovery (a standby serves no keyed
+ * holds; after promotion the first caller loads them).
+ */
+void
+sync_keyed_ensure_loaded(void)
+{
+	Oid			relid;
+	bool		prepared = false;
+
+	if (!sync_keyed_database() || RecoveryInProgress())
+		return;
+
+	relid = sync_state_relid(true);
+	if (SyncState->keyed_load_state == SYNC_KEYED_LOADED &&
+		SyncState->keyed_state_relid == relid)
+		return;
+
+	for (;;)
+	{
+		int			state;
+		Oid			loaded_relid;
+
+		SpinLockAcquire(&SyncState->keyed_mutex);
+		state = SyncState->keyed_load_state;
+		loaded_relid = SyncState->keyed_state_relid;
+		if (state == SYNC_KEYED_LOADED && loaded_relid == relid)
+		{
+			SpinLockRelease(&SyncState->keyed_mutex);
+			break;
+		}
+		if (state == SYNC_KEYED_LOADING)
+		{
+			SpinLockRelease(&SyncState->keyed_mutex);
+			if (!prepared)
+			{
+				ConditionVariablePrepareToSleep(&SyncState->keyed_loaded_cv);
+				prepared = true;
+				continue;
+			}
+			ConditionVariableSleep(&SyncState->keyed_loaded_cv, PG_WAIT_EXTENSION);
+			continue;
+		}
+		SyncState->keyed_load_state = SYNC_KEYED_LOADING;
+		SyncState->keyed_loader_pid = MyProcPid;
+		SpinLockRelease(&SyncState->keyed_mutex);
+		if (prepared)
+		{
+			ConditionVariableCancelSleep();
+			prepared = false;
+		}
+
+		PG_TRY();
+		{
+			List	   *rows = NIL;
+			List	   *controllers = NIL;
+
+			if (OidIsValid(relid))
+				rows = sync_state_read_all(&controllers);
+			sync_keyed_install(rows, controllers,
+							   OidIsValid(relid) ? sync_limit_relid_cached() : InvalidOid);
+			if (OidIsValid(relid))
+				ereport(DEBUG1,
+						(errmsg("syncwf loaded %d keyed entries and %d controllers",
+								list_length(rows), list_length(controllers))));
+		}
+		PG_CATCH();
+		{
+			SpinLockAcquire(&SyncState->keyed_mutex);
+			SyncState->keyed_load_state = SYNC_KEYED_NOT_LOADED;
+			SyncState->keyed_loader_pid = 0;
+			SpinLockRelease(&SyncState->keyed_mutex);
+			ConditionVariableBroadcast(&SyncState->keyed_loaded_cv);
+			PG_RE_THROW();
+		}
+		PG_END_TRY();
+
+		SpinLockAcquire(&SyncState->keyed_mutex);
+		SyncState->keyed_load_state = SYNC_KEYED_LOADED;
+		SyncState->keyed_loader_pid = 0;
+		SyncState->keyed_dbid = MyDatabaseId;
+		SyncState->keyed_state_relid = relid;
+		SpinLockRelease(&SyncState->keyed_mutex);
+		ConditionVariableBroadcast(&SyncState->keyed_loaded_cv);
+		sync_worker_wake();
+		break;
+	}
+	if (prepared)
+		ConditionVariableCancelSleep();
+}
+
+/*
+ * Every held keyed entry of this database whose grant the table does not
+ * record yet (after the outbox overflowed, or at the worker's start).
+ */
+List *
+sync_keyed_unpersisted(void)
+{
+	HASH_SEQ_STATUS status;
+	SyncLock   *lock;
+	List	   *items = NIL;
+
+	LWLockAcquire(SyncState->holders_lock, LW_SHARED);
+	for (int p = 0; p < SYNC_NUM_PARTITIONS; p++)
+		LWLockAcquire(&SyncState->partition_locks[p].lock, LW_SHARED);
+	hash_seq_init(&status, sync_lock_hash());
+	while ((lock = hash_seq_search(&status)) != NULL)
+	{
+		dlist_iter	iter;
+
+		if (lock->tag.dbid != MyDatabaseId || lock->nheld == 0)
+			continue;
+		dlist_foreach(iter, &lock->holders)
+		{
+			SyncEntry  *e = dlist_container(SyncEntry, lock_link, iter.cur);
+
+			if (e->scope == SYNC_SCOPE_KEYED && !e->persisted &&
+				!TransactionIdIsValid(e->created_xid))
+			{
+				SyncOutboxItem *item = palloc(sizeof(SyncOutboxItem));
+
+				item->entry = e;
+				item->request_id = e->request_id;
+				item->token = e->token;
+				items = lappend(items, item);
+			}
+		}
+	}
+	for (int p = SYNC_NUM_PARTITIONS - 1; p >= 0; p--)
+		LWLockRelease(&SyncState->partition_locks[p].lock);
+	LWLockRelease(SyncState->holders_lock);
+	return items;
+}
+
+/*
+ * Held keyed entries of this database whose lease has expired by 'now',
+ * copied out; *next is set to the earliest lease still running.
+ */
+List *
+sync_keyed_expired(TimestampTz now, TimestampTz *next)
+{
+	HASH_SEQ_STATUS status;
+	SyncLock   *lock;
+	List	   *expired = NIL;
+
+	*next = DT_NOEND;
+	LWLockAcquire(SyncState->holders_lock, LW_SHARED);
+	for (int p = 0; p < SYNC_NUM_PARTITIONS; p++)
+		LWLockAcquire(&SyncState->partition_locks[p].lock, LW_SHARED);
+	hash_seq_init(&status, sync_lock_hash());
+	while ((lock = hash_seq_search(&status)) != NULL)
+	{
+		dlist_iter	iter;
+
+		if (lock->tag.dbid != MyDatabaseId || lock->nheld == 0)
+			continue;
+		dlist_foreach(iter, &lock->holders)
+		{
+			SyncEntry  *e = dlist_container(SyncEntry, lock_link, iter.cur);
+
+			if (e->scope != SYNC_SCOPE_KEYED || e->lease_expires == 0)
+				continue;
+			if (e->lease_expires <= now && e->persisted &&
+				!TransactionIdIsValid(e->created_xid) &&
+				!TransactionIdIsValid(e->release_xid))
+			{
+				SyncStateRow *row = palloc0(sizeof(SyncStateRow));
+
+				row->name = pstrdup(lock->tag.name);
+				row->holder = pstrdup(e->holder->tag.key);
+				row->token = (int64) e->token;
+				row->request_id = (int64) e->request_id;
+				expired = lappend(expired, row);
+			}
+			else if (e->lease_expires < *next)
+				*next = e->lease_expires;
+		}
+	}
+	for (int p = SYNC_NUM_PARTITIONS - 1; p >= 0; p--)
+		LWLockRelease(&SyncState->partition_locks[p].lock);
+	LWLockRelease(SyncState->holders_lock);
+	return expired;
+}
+
+/*
+ * Copy what the worker needs to write and announce a grant; false if the
+ * entry has moved on since it was queued in the outbox.
+ */
+bool
+sync_keyed_grant_info(SyncOutboxItem *item, SyncStateRow *row)
+{
+	SyncEntry  *e = item->entry;
+	bool		ok = false;
+
+	LWLockAcquire(SyncState->holders_lock, LW_SHARED);
+	if (sync_op_entry_valid(e, item->request_id) &&
+		e->lock->tag.dbid == MyDatabaseId)
+	{
+		LWLock	   *partition = sync_partition_lock(e->lock->hashcode);
+
+		LWLockAcquire(partition, LW_SHARED);
+		if (e->state == SYNC_ENTRY_HELD && e->token == item->token &&
+			!e->persisted && !TransactionIdIsValid(e->created_xid))
+		{
+			memset(row, 0, sizeof(SyncStateRow));
+			row->name = pstrdup(e->lock->tag.name);
+			row->holder = pstrdup(e->holder->tag.key);
+			row->controller = (e->controller >= 0) ?
+				pstrdup(sync_controller_name(e->controller)) : NULL;
+			row->held = true;
+			row->token = (int64) e->token;
+			row->granted_at = e->since;
+			row->lease_expires = e->lease_expires;
+			row->request_id = (int64) e->request_id;
+			ok = true;
+		}
+		LWLockRelease(partition);
+	}
+	LWLockRelease(SyncState->holders_lock);
+	return ok;
+}

@@ -1,0 +1,891 @@
+/*-------------------------------------------------------------------------
+ *
+ * state_table.c
+ *		The sync_state and sync_controller tables: every write syncwf makes
+ *		to them, their triggers, the NOTIFY events, and reading them back to
+ *		rebuild shared memory.
+ *
+ * Writes run as the tables' owner (the extension's owner), so that roles
+ * which may only read the tables can still request and release through
+ * the API, and queries are schema-qualified and use OPERATOR(pg_catalog.=),
+ * so that nothing depends on the caller's search_path.
+ *
+ * The triggers make manual edits behave like the API: a DELETE from
+ * sync_state releases (or withdraws) at commit and hands the slot on; a
+ * DELETE from sync_controller makes that controller inactive at commit;
+ * INSERT and UPDATE of sync_controller count as heartbeats.  Rows of
+ * sync_state can only be inserted and updated by syncwf itself.
+ *
+ * Events go out with NOTIFY on channel "syncwf", so only when the
+ * transaction that caused them commits.  The payload is JSON:
+ *	{"event": "granted"|"lost"|"withdrawn", "lock": ..., "holder": ...,
+ *	 "token": ..., "controller": ..., "reason": ...}
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "syncwf.h"
+
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/stratnum.h"
+#include "access/table.h"
+#include "access/xact.h"
+#include "catalog/indexing.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_extension.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_type_d.h"
+#include "commands/async.h"
+#include "commands/extension.h"
+#include "commands/trigger.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/inval.h"
+#include "utils/json.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+#include "utils/syscache.h"
+#include "utils/timestamp.h"
+
+#define SYNC_NOTIFY_CHANNEL "syncwf"
+
+/* The extension's tables in this database, looked up once. */
+static Oid	state_relid = InvalidOid;
+static Oid	controller_relid = InvalidOid;
+static Oid	limit_relid = InvalidOid;
+static Oid	tables_owner = InvalidOid;
+static bool relcache_callback_registered = false;
+
+/* Set while syncwf itself writes sync_state (checked by the guard trigger). */
+static bool api_writing = false;
+
+/* Why rows are being deleted; NULL for a manual DELETE. */
+static const char *delete_reason = NULL;
+#define REASON_RELEASED "released"
+
+typedef enum StatePlan
+{
+	PLAN_INSERT,
+	PLAN_DELETE,
+	PLAN_SET_PRIORITY,
+	PLAN_REFRESH,
+	PLAN_PERSIST,
+	PLAN_EXPIRE,
+	PLAN_CASCADE,
+	PLAN_CTL_UPSERT,
+	PLAN_CTL_DELETE,
+	PLAN_DELETE_BY_CONTROLLER,
+	NUM_PLANS
+} StatePlan;
+
+static SPIPlanPtr plans[NUM_PLANS];
+static Oid	plans_relid = InvalidOid;
+
+static void
+sync_tables_relcache_callback(Datum arg, Oid relid)
+{
+	if (relid == InvalidOid || relid == state_relid ||
+		relid == controller_relid || relid == limit_relid)
+		state_relid = InvalidOid;
+}
+
+/* The schema extension 'extoid' lives in. */
+static Oid
+sync_extension_schema(Oid extoid)
+{
+	Relation	rel;
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tuple;
+	Oid			nsp = InvalidOid;
+
+	rel = table_open(ExtensionRelationId, AccessShareLock);
+	ScanKeyInit(&key, Anum_pg_extension_oid, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(extoid));
+	scan = systable_beginscan(rel, ExtensionOidIndexId, true, NULL, 1, &key);
+	tuple = systable_getnext(scan);
+	if (HeapTupleIsValid(tuple))
+		nsp = ((Form_pg_extension) GETSTRUCT(tuple))->extnamespace;
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return nsp;
+}
+
+/* Look up the extension's tables (missing_ok: InvalidOid if not created). */
+static void
+sync_lookup_tables(bool missing_ok)
+{
+	Oid			ext;
+	Oid			nsp;
+	HeapTuple	tup;
+
+	if (OidIsValid(state_relid))
+		return;
+	ext = get_extension_oid("syncwf", true);
+	nsp = OidIsValid(ext) ? sync_extension_schema(ext) : InvalidOid;
+	if (!OidIsValid(nsp) ||
+		!OidIsValid(get_relname_relid("sync_state", nsp)) ||
+		!OidIsValid(get_relname_relid("sync_controller", nsp)) ||
+		!OidIsValid(get_relname_relid("sync_limit", nsp)))
+	{
+		if (missing_ok)
+			return;
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("the tables of extension syncwf do not exist in this database"),
+				 errhint("Run CREATE EXTENSION syncwf.")));
+	}
+	if (!relcache_callback_registered)
+	{
+		CacheRegisterRelcacheCallback(sync_tables_relcache_callback, (Datum) 0);
+		relcache_callback_registered = true;
+	}
+	controller_relid = get_relname_relid("sync_controller", nsp);
+	limit_relid = get_relname_relid("sync_limit", nsp);
+	state_relid = get_relname_relid("sync_state", nsp);
+	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(state_relid));
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for relation %u", state_relid);
+	tables_owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
+	ReleaseSysCache(tup);
+}
+
+Oid
+sync_state_relid(bool missing_ok)
+{
+	sync_lookup_tables(missing_ok);
+	return state_relid;
+}
+
+Oid
+sync_limit_relid_cached(void)
+{
+	sync_lookup_tables(true);
+	return OidIsValid(state_relid) ? limit_relid : InvalidOid;
+}
+
+static char *
+sync_qualified(Oid relid)
+{
+	return quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
+									  get_rel_name(relid));
+}
+
+/* Build (once per table) the plan for one statement. */
+static SPIPlanPtr
+sync_plan(StatePlan which)
+{
+	const char *sql = NULL;
+	Oid			types[13];
+	int			nargs = 0;
+	char	   *state;
+	char	   *ctl;
+	SPIPlanPtr	plan;
+
+	sync_lookup_tables(false);
+	if (plans_relid != state_relid)
+	{
+		for (int i = 0; i < NUM_PLANS; i++)
+			if (plans[i] != NULL)
+			{
+				SPI_freeplan(plans[i]);
+				plans[i] = NULL;
+			}
+		plans_relid = state_relid;
+	}
+	if (plans[which] != NULL)
+		return plans[which];
+
+	state = sync_qualified(state_relid);
+	ctl = sync_qualified(controller_relid);
+
+#define EQ " OPERATOR(pg_catalog.=) "
+	switch (which)
+	{
+		case PLAN_INSERT:
+			sql = psprintf("INSERT INTO %s (name, workflowkey, controller, held, priority, time, "
+						   "token, granted_at, lease, lease_expires, owner, request_id, seq) "
+						   "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)", state);
+			types[0] = TEXTOID;
+			types[1] = TEXTOID;
+			types[2] = TEXTOID;
+			types[3] = BOOLOID;
+			types[4] = INT4OID;
+			types[5] = TIMESTAMPTZOID;
+			types[6] = INT8OID;
+			types[7] = TIMESTAMPTZOID;
+			types[8] = INTERVALOID;
+			types[9] = TIMESTAMPTZOID;
+			types[10] = REGROLEOID;
+			types[11] = INT8OID;
+			types[12] = INT8OID;
+			nargs = 13;
+			break;
+		case PLAN_DELETE:
+			sql = psprintf("DELETE FROM %s WHERE name" EQ "$1 AND workflowkey" EQ "$2", state);
+			types[0] = TEXTOID;
+			types[1] = TEXTOID;
+			nargs = 2;
+			break;
+		case PLAN_SET_PRIORITY:
+			sql = psprintf("UPDATE %s SET priority = $3 WHERE name" EQ "$1 AND workflowkey" EQ "$2",
+						   state);
+			types[0] = TEXTOID;
+			types[1] = TEXTOID;
+			types[2] = INT4OID;
+			nargs = 3;
+			break;
+		case PLAN_REFRESH:
+			sql = psprintf("UPDATE %s SET lease = $3, lease_expires = pg_catalog.clock_timestamp() "
+						   "OPERATOR(pg_catalog.+) $3 WHERE name" EQ "$1 AND workflowkey" EQ "$2 "
+						   "AND held RETURNING lease_expires", state);
+			types[0] = TEXTOID;
+			types[1] = TEXTOID;
+			types[2] = INTERVALOID;
+			nargs = 3;
+			break;
+		case PLAN_PERSIST:
+			sql = psprintf("UPDATE %s SET held = true, token = $3, granted_at = $4, lease_expires = $5 "
+						   "WHERE name" EQ "$1 AND workflowkey" EQ "$2 AND request_id" EQ "$6 "
+						   "AND (NOT held OR token IS DISTINCT FROM $3) RETURNING controller", state);
+			types[0] = TEXTOID;
+			types[1] = TEXTOID;
+			types[2] = INT8OID;
+			types[3] = TIMESTAMPTZOID;
+			types[4] = TIMESTAMPTZOID;
+			types[5] = INT8OID;
+			nargs = 6;
+			break;
+		case PLAN_EXPIRE:
+			sql = psprintf("DELETE FROM %s WHERE name" EQ "$1 AND workflowkey" EQ "$2 AND token" EQ "$3 "
+						   "AND held AND lease_expires OPERATOR(pg_catalog.<=) pg_catalog.clock_timestamp()",
+						   state);
+			types[0] = TEXTOID;
+			types[1] = TEXTOID;
+			types[2] = INT8OID;
+			nargs = 3;
+			break;
+		case PLAN_CASCADE:
+			sql = psprintf("DELETE FROM %s WHERE workflowkey" EQ "$1 AND request_id" EQ "$2 AND NOT held",
+						   state);
+			types[0] = TEXTOID;
+			types[1] = INT8OID;
+			nargs = 2;
+			break;
+		case PLAN_CTL_UPSERT:
+			sql = psprintf("INSERT INTO %s AS c (controller, time) VALUES ($1, pg_catalog.clock_timestamp()) "
+						   "ON CONFLICT (controller) DO UPDATE SET time = excluded.time RETURNING time", ctl);
+			types[0] = TEXTOID;
+			nargs = 1;
+			break;
+		case PLAN_CTL_DELETE:
+			sql = psprintf("DELETE FROM %s WHERE controller" EQ "$1", ctl);
+			types[0] = TEXTOID;
+			nargs = 1;
+			break;
+		case PLAN_DELETE_BY_CONTROLLER:
+			sql = psprintf("DELETE FROM %s WHERE controller" EQ "$1 AND (NOT held OR $2)", state);
+			types[0] = TEXTOID;
+			types[1] = BOOLOID;
+			nargs = 2;
+			break;
+		case NUM_PLANS:
+			break;
+	}
+#undef EQ
+
+	plan = SPI_prepare(sql, nargs, types);
+	if (plan == NULL)
+		elog(ERROR, "SPI_prepare failed for \"%s\": %s", sql,
+			 SPI_result_code_string(SPI_result));
+	if (SPI_keepplan(plan) != 0)
+		elog(ERROR, "SPI_keepplan failed");
+	plans[which] = plan;
+	return plan;
+}
+
+/*
+ * Run one planned statement as the tables' owner, with the guard trigger
+ * told that this write is syncwf's own.  Returns rows processed; the first
+ * returned value (if any) goes to *result.
+ */
+static uint64
+sync_exec(StatePlan which, Datum *values, const char *nulls, Datum *result,
+		  bool *result_null)
+{
+	Oid			save_userid;
+	int			save_sec_context;
+	bool		save_writing = api_writing;
+	int			rc;
+	volatile uint64 processed = 0;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	sync_lookup_tables(false);
+	GetUserIdAndSecContext(&save_userid, &save_sec_context);
+	SetUserIdAndSecContext(tables_owner, save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
+	api_writing = true;
+	PG_TRY();
+	{
+		rc = SPI_execute_plan(sync_plan(which), values, nulls, false, 0);
+		if (rc < 0)
+			elog(ERROR, "syncwf table statement failed: %s", SPI_result_code_string(rc));
+		processed = SPI_processed;
+		if (result != NULL)
+		{
+			*result_null = true;
+			if (processed > 0 && SPI_tuptable != NULL)
+			{
+				Datum		d = SPI_getbinval(SPI_tuptable->vals[0],
+											  SPI_tuptable->tupdesc, 1, result_null);
+
+				if (!*result_null)
+				{
+					Form_pg_attribute att = TupleDescAttr(SPI_tuptable->tupdesc, 0);
+
+					*result = SPI_datumTransfer(d, att->attbyval, att->attlen);
+				}
+			}
+		}
+	}
+	PG_FINALLY();
+	{
+		api_writing = save_writing;
+		SetUserIdAndSecContext(save_userid, save_sec_context);
+	}
+	PG_END_TRY();
+	SPI_finish();
+	return processed;
+}
+
+static Datum
+sync_interval_datum(int64 us)
+{
+	Interval   *iv = palloc0(sizeof(Interval));
+
+	iv->time = us;
+	return IntervalPGetDatum(iv);
+}
+
+void
+sync_state_insert(SyncStateRow *row)
+{
+	Datum		values[13];
+	char		nulls[13];
+
+	memset(nulls, ' ', sizeof(nulls));
+	values[0] = CStringGetTextDatum(row->name);
+	values[1] = CStringGetTextDatum(row->holder);
+	if (row->controller)
+		values[2] = CStringGetTextDatum(row->controller);
+	else
+		nulls[2] = 'n';
+	values[3] = BoolGetDatum(row->held);
+	values[4] = Int32GetDatum(row->priority);
+	values[5] = TimestampTzGetDatum(row->queued_at);
+	values[6] = Int64GetDatum(row->token);
+	values[7] = TimestampTzGetDatum(row->granted_at);
+	if (!row->held)
+	{
+		nulls[6] = 'n';
+		nulls[7] = 'n';
+	}
+	if (row->lease_us > 0)
+		values[8] = sync_interval_datum(row->lease_us);
+	else
+		nulls[8] = 'n';
+	if (row->lease_expires != 0)
+		values[9] = TimestampTzGetDatum(row->lease_expires);
+	else
+		nulls[9] = 'n';
+	values[10] = ObjectIdGetDatum(row->owner);
+	values[11] = Int64GetDatum(row->request_id);
+	values[12] = Int64GetDatum(row->seq);
+	(void) sync_exec(PLAN_INSERT, values, nulls, NULL, NULL);
+}
+
+/*
+ * Delete the row of (name, holder); the trigger releases the entry at
+ * commit.  reason: REASON_RELEASED when the holder lets go (no event),
+ * otherwise the reason given in the "lost" event.
+ */
+bool
+sync_state_delete(const char *name, const char *holder, const char *reason)
+{
+	Datum		values[2];
+	const char *save_reason = delete_reason;
+	volatile uint64 n = 0;
+
+	values[0] = CStringGetTextDatum(name);
+	values[1] = CStringGetTextDatum(holder);
+	delete_reason = reason;
+	PG_TRY();
+	{
+		n = sync_exec(PLAN_DELETE, values, NULL, NULL, NULL);
+	}
+	PG_FINALLY();
+	{
+		delete_reason = save_reason;
+	}
+	PG_END_TRY();
+	return n > 0;
+}
+
+void
+sync_state_set_priority(const char *name, const char *holder, int32 priority)
+{
+	Datum		values[3];
+
+	values[0] = CStringGetTextDatum(name);
+	values[1] = CStringGetTextDatum(holder);
+	values[2] = Int32GetDatum(priority);
+	(void) sync_exec(PLAN_SET_PRIORITY, values, NULL, NULL, NULL);
+}
+
+TimestampTz
+sync_state_refresh(const char *name, const char *holder, int64 lease_us,
+				   bool *found)
+{
+	Datum		values[3];
+	Datum		result = 0;
+	bool		isnull = true;
+
+	values[0] = CStringGetTextDatum(name);
+	values[1] = CStringGetTextDatum(holder);
+	values[2] = sync_interval_datum(lease_us);
+	*found = sync_exec(PLAN_REFRESH, values, NULL, &result, &isnull) > 0;
+	return (*found && !isnull) ? DatumGetTimestampTz(result) : 0;
+}
+
+/* Send one event; goes out when this transaction commits. */
+void
+sync_state_notify(const char *event, const char *name, const char *holder,
+				  int64 token, const char *controller, const char *reason)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	appendStringInfoString(&buf, "{\"event\": ");
+	escape_json(&buf, event);
+	appendStringInfoString(&buf, ", \"lock\": ");
+	escape_json(&buf, name);
+	appendStringInfoString(&buf, ", \"holder\": ");
+	escape_json(&buf, holder);
+	appendStringInfoString(&buf, ", \"token\": ");
+	if (token > 0)
+		appendStringInfo(&buf, INT64_FORMAT, token);
+	else
+		appendStringInfoString(&buf, "null");
+	appendStringInfoString(&buf, ", \"controller\": ");
+	if (controller)
+		escape_json(&buf, controller);
+	else
+		appendStringInfoString(&buf, "null");
+	if (reason)
+	{
+		appendStringInfoString(&buf, ", \"reason\": ");
+		escape_json(&buf, reason);
+	}
+	appendStringInfoChar(&buf, '}');
+	Async_Notify(SYNC_NOTIFY_CHANNEL, buf.data);
+	pfree(buf.data);
+}
+
+/*
+ * Write the grants the outbox holds (or, after an overflow or at the first
+ * round of a process, every unwritten grant) to sync_state and announce
+ * them.  Returns how many were written.
+ */
+int
+sync_state_persist_grants(void)
+{
+	static bool scanned = false;
+	bool		overflow;
+	List	   *items = sync_outbox_drain(&overflow);
+	ListCell   *lc;
+	int			n = 0;
+
+	if (overflow || !scanned)
+	{
+		items = sync_keyed_unpersisted();
+		scanned = true;
+	}
+	foreach(lc, items)
+	{
+		SyncOutboxItem *item = (SyncOutboxItem *) lfirst(lc);
+		SyncStateRow row;
+		Datum		values[6];
+		char		nulls[6];
+
+		if (!sync_keyed_grant_info(item, &row))
+			continue;
+		memset(nulls, ' ', sizeof(nulls));
+		values[0] = CStringGetTextDatum(row.name);
+		values[1] = CStringGetTextDatum(row.holder);
+		values[2] = Int64GetDatum(row.token);
+		values[3] = TimestampTzGetDatum(row.granted_at);
+		if (row.lease_expires != 0)
+			values[4] = TimestampTzGetDatum(row.lease_expires);
+		else
+			nulls[4] = 'n';
+		values[5] = Int64GetDatum(row.request_id);
+		if (sync_exec(PLAN_PERSIST, values, nulls, NULL, NULL) > 0)
+		{
+			sync_state_notify("granted", row.name, row.holder, row.token,
+							  row.controller, NULL);
+			sync_keyed_note_persisted(item->entry, item->request_id, item->token);
+			n++;
+		}
+	}
+	return n;
+}
+
+/* Delete the rows of expired leases; the trigger announces and releases. */
+int
+sync_state_expire_leases(List *expired)
+{
+	ListCell   *lc;
+	volatile int n = 0;
+
+	foreach(lc, expired)
+	{
+		SyncStateRow *row = (SyncStateRow *) lfirst(lc);
+		Datum		values[3];
+		const char *save_reason = delete_reason;
+
+		values[0] = CStringGetTextDatum(row->name);
+		values[1] = CStringGetTextDatum(row->holder);
+		values[2] = Int64GetDatum(row->token);
+		delete_reason = "lease expired";
+		PG_TRY();
+		{
+			n += (int) sync_exec(PLAN_EXPIRE, values, NULL, NULL, NULL);
+		}
+		PG_FINALLY();
+		{
+			delete_reason = save_reason;
+		}
+		PG_END_TRY();
+	}
+	return n;
+}
+
+static int64
+sync_interval_us(Interval *iv)
+{
+	return iv->time + (int64) iv->day * USECS_PER_DAY +
+		(int64) iv->month * DAYS_PER_MONTH * USECS_PER_DAY;
+}
+
+/*
+ * Read every row of sync_state (held first, then in queue order, with the
+ * semaphores' limits) and of sync_controller, with the latest snapshot.
+ */
+List *
+sync_state_read_all(List **controllers)
+{
+	char	   *state;
+	char	   *limits;
+	char	   *ctl;
+	char	   *sql;
+	List	   *rows = NIL;
+	Snapshot	snapshot;
+	int			rc;
+	MemoryContext cxt = CurrentMemoryContext;
+
+	sync_lookup_tables(false);
+	state = sync_qualified(state_relid);
+	limits = sync_qualified(limit_relid);
+	ctl = sync_qualified(controller_relid);
+	*controllers = NIL;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	snapshot = RegisterSnapshot(GetLatestSnapshot());
+
+	sql = psprintf("SELECT s.name, s.workflowkey, s.controller, s.held, s.priority, s.time, "
+				   "s.token, s.granted_at, s.lease, s.lease_expires, s.owner::pg_catalog.oid, "
+				   "s.request_id, s.seq, l.sizelimit "
+				   "FROM %s s LEFT JOIN %s l ON l.name OPERATOR(pg_catalog.=) "
+				   "pg_catalog.substr(s.name, 5) AND s.name OPERATOR(pg_catalog.~~) 'sem/%%' "
+				   "ORDER BY s.held DESC, s.priority DESC, s.time, s.seq", state, limits);
+	rc = SPI_execute_snapshot(SPI_prepare(sql, 0, NULL), NULL, NULL, snapshot,
+							  InvalidSnapshot, true, false, 0);
+	if (rc != SPI_OK_SELECT)
+		elog(ERROR, "could not read sync_state: %s", SPI_result_code_string(rc));
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[i];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		MemoryContext old = MemoryContextSwitchTo(cxt);
+		SyncStateRow *row = palloc0(sizeof(SyncStateRow));
+		bool		isnull;
+		Datum		d;
+
+		row->name = SPI_getvalue(tup, desc, 1);
+		row->holder = SPI_getvalue(tup, desc, 2);
+		row->controller = SPI_getvalue(tup, desc, 3);
+		row->held = DatumGetBool(SPI_getbinval(tup, desc, 4, &isnull));
+		row->priority = DatumGetInt32(SPI_getbinval(tup, desc, 5, &isnull));
+		row->queued_at = DatumGetTimestampTz(SPI_getbinval(tup, desc, 6, &isnull));
+		d = SPI_getbinval(tup, desc, 7, &isnull);
+		row->token = isnull ? 0 : DatumGetInt64(d);
+		d = SPI_getbinval(tup, desc, 8, &isnull);
+		row->granted_at = isnull ? row->queued_at : DatumGetTimestampTz(d);
+		d = SPI_getbinval(tup, desc, 9, &isnull);
+		row->lease_us = isnull ? 0 : Max(sync_interval_us(DatumGetIntervalP(d)), 1);
+		d = SPI_getbinval(tup, desc, 10, &isnull);
+		row->lease_expires = isnull ? 0 : DatumGetTimestampTz(d);
+		row->owner = DatumGetObjectId(SPI_getbinval(tup, desc, 11, &isnull));
+		row->request_id = DatumGetInt64(SPI_getbinval(tup, desc, 12, &isnull));
+		row->seq = DatumGetInt64(SPI_getbinval(tup, desc, 13, &isnull));
+		d = SPI_getbinval(tup, desc, 14, &isnull);
+		row->limit = isnull ? -1 : DatumGetInt32(d);
+		rows = lappend(rows, row);
+		MemoryContextSwitchTo(old);
+	}
+
+	sql = psprintf("SELECT controller, time FROM %s", ctl);
+	rc = SPI_execute_snapshot(SPI_prepare(sql, 0, NULL), NULL, NULL, snapshot,
+							  InvalidSnapshot, true, false, 0);
+	if (rc != SPI_OK_SELECT)
+		elog(ERROR, "could not read sync_controller: %s", SPI_result_code_string(rc));
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		MemoryContext old = MemoryContextSwitchTo(cxt);
+		SyncControllerRow *c = palloc0(sizeof(SyncControllerRow));
+		bool		isnull;
+
+		c->name = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
+		c->heartbeat = DatumGetTimestampTz(SPI_getbinval(SPI_tuptable->vals[i],
+														 SPI_tuptable->tupdesc, 2, &isnull));
+		*controllers = lappend(*controllers, c);
+		MemoryContextSwitchTo(old);
+	}
+	UnregisterSnapshot(snapshot);
+	SPI_finish();
+	return rows;
+}
+
+/* Record a heartbeat row; returns its time (the server's clock). */
+TimestampTz
+sync_controller_upsert(const char *controller)
+{
+	Datum		values[1];
+	Datum		result = 0;
+	bool		isnull = true;
+
+	values[0] = CStringGetTextDatum(controller);
+	(void) sync_exec(PLAN_CTL_UPSERT, values, NULL, &result, &isnull);
+	return isnull ? GetCurrentTimestamp() : DatumGetTimestampTz(result);
+}
+
+/*
+ * Forget a controller: its row, its pending entries, and its holds if
+ * asked.  Returns the number of sync_state rows deleted.
+ */
+int
+sync_controller_forget(const char *controller, bool release_holds)
+{
+	Datum		values[2];
+	const char *save_reason = delete_reason;
+	volatile uint64 n = 0;
+
+	values[0] = CStringGetTextDatum(controller);
+	(void) sync_exec(PLAN_CTL_DELETE, values, NULL, NULL, NULL);
+	values[1] = BoolGetDatum(release_holds);
+	delete_reason = "controller forgotten";
+	PG_TRY();
+	{
+		n = sync_exec(PLAN_DELETE_BY_CONTROLLER, values, NULL, NULL, NULL);
+	}
+	PG_FINALLY();
+	{
+		delete_reason = save_reason;
+	}
+	PG_END_TRY();
+	return (int) n;
+}
+
+/* May this role administer keyed holds (force releases, forget controllers)? */
+bool
+sync_is_admin(Oid roleid)
+{
+	Oid			admin = get_role_oid("syncwf_admin", true);
+
+	sync_lookup_tables(false);
+	return superuser_arg(roleid) ||
+		has_privs_of_role(roleid, tables_owner) ||
+		(OidIsValid(admin) && has_privs_of_role(roleid, admin));
+}
+
+/* A role may act on a keyed entry it (or a role it belongs to) requested. */
+void
+sync_check_owner(Oid owner, const char *lock_name, const char *holder)
+{
+	Oid			me = GetUserId();
+
+	if (owner == me || has_privs_of_role(me, owner) || sync_is_admin(me))
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("permission denied for keyed hold \"%s\" of holder \"%s\"",
+					lock_name, holder),
+			 errdetail("It was requested by role \"%s\".",
+					   GetUserNameFromId(owner, true) ? GetUserNameFromId(owner, true) : "?"),
+			 errhint("Only that role, its members, and members of syncwf_admin may release or refresh it.")));
+}
+
+/*-------------------------------------------------------------------------
+ * Triggers
+ *-------------------------------------------------------------------------
+ */
+
+static TriggerData *
+sync_trigger_data(FunctionCallInfo fcinfo, const char *fname)
+{
+	if (!CALLED_AS_TRIGGER(fcinfo))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("%s() can only be called as a trigger", fname)));
+	return (TriggerData *) fcinfo->context;
+}
+
+static char *
+sync_tuple_text(HeapTuple tuple, TupleDesc desc, const char *column)
+{
+	return SPI_getvalue(tuple, desc, SPI_fnumber(desc, column));
+}
+
+/*
+ * BEFORE INSERT OR UPDATE on sync_state: only syncwf writes rows; people
+ * release by deleting them.
+ */
+PG_FUNCTION_INFO_V1(sync_state_guard);
+Datum
+sync_state_guard(PG_FUNCTION_ARGS)
+{
+	TriggerData *trigdata = sync_trigger_data(fcinfo, "sync_state_guard");
+
+	if (!api_writing)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("rows of sync_state are written by syncwf only"),
+				 errhint("Use sync_request() to request a lock; DELETE a row (or call sync_release()) to release it.")));
+	return PointerGetDatum(TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event) ?
+						   trigdata->tg_newtuple : trigdata->tg_trigtuple);
+}
+
+/*
+ * AFTER DELETE (row) and AFTER TRUNCATE on sync_state: release at commit,
+ * announce what someone other than the holder took away, and withdraw the
+ * rest of a pending request that named several locks.
+ */
+PG_FUNCTION_INFO_V1(sync_state_deleted);
+Datum
+sync_state_deleted(PG_FUNCTION_ARGS)
+{
+	TriggerData *trigdata = sync_trigger_data(fcinfo, "sync_state_deleted");
+	TupleDesc	desc;
+	HeapTuple	tuple;
+	char	   *name;
+	char	   *holder;
+	char	   *request_id;
+	SyncKeyedInfo info;
+
+	sync_require_shmem();
+	sync_backend_setup();
+	if (!sync_keyed_database())
+		return PointerGetDatum(NULL);
+	sync_keyed_ensure_loaded();
+
+	if (TRIGGER_FIRED_BY_TRUNCATE(trigdata->tg_event))
+	{
+		sync_keyed_truncated();
+		return PointerGetDatum(NULL);
+	}
+
+	desc = RelationGetDescr(trigdata->tg_relation);
+	tuple = trigdata->tg_trigtuple;
+	name = sync_tuple_text(tuple, desc, "name");
+	holder = sync_tuple_text(tuple, desc, "workflowkey");
+	request_id = sync_tuple_text(tuple, desc, "request_id");
+	if (name == NULL || holder == NULL || request_id == NULL)
+		return PointerGetDatum(NULL);
+
+	sync_keyed_row_deleted(name, holder, pg_strtoint64(request_id), &info);
+	if (!info.found)
+		return PointerGetDatum(NULL);
+
+	if (delete_reason == NULL || strcmp(delete_reason, REASON_RELEASED) != 0)
+		sync_state_notify(info.state == SYNC_ENTRY_HELD ? "lost" : "withdrawn",
+						  name, holder,
+						  info.state == SYNC_ENTRY_HELD ? info.token : 0,
+						  sync_tuple_text(tuple, desc, "controller"),
+						  delete_reason ? delete_reason : "deleted");
+
+	if (info.state != SYNC_ENTRY_HELD && info.nlocks > 1)
+	{
+		Datum		values[2];
+
+		/* the other locks of an all-or-nothing request go with it */
+		values[0] = CStringGetTextDatum(holder);
+		values[1] = Int64GetDatum((int64) info.request_id);
+		(void) sync_exec(PLAN_CASCADE, values, NULL, NULL, NULL);
+	}
+	return PointerGetDatum(NULL);
+}
+
+/*
+ * AFTER INSERT OR UPDATE OR DELETE (row) and AFTER TRUNCATE on
+ * sync_controller: a written row is a heartbeat at its time, a deleted row
+ * makes the controller inactive; both at commit.
+ */
+PG_FUNCTION_INFO_V1(sync_controller_changed);
+Datum
+sync_controller_changed(PG_FUNCTION_ARGS)
+{
+	TriggerData *trigdata = sync_trigger_data(fcinfo, "sync_controller_changed");
+	TupleDesc	desc;
+	HeapTuple	tuple;
+	char	   *name;
+
+	sync_require_shmem();
+	sync_backend_setup();
+	if (!sync_keyed_database())
+		return PointerGetDatum(NULL);
+
+	if (TRIGGER_FIRED_BY_TRUNCATE(trigdata->tg_event))
+	{
+		sync_keyed_note_controller(NULL, true, 0);
+		return PointerGetDatum(NULL);
+	}
+	desc = RelationGetDescr(trigdata->tg_relation);
+	if (TRIGGER_FIRED_BY_DELETE(trigdata->tg_event))
+	{
+		name = sync_tuple_text(trigdata->tg_trigtuple, desc, "controller");
+		if (name)
+			sync_keyed_note_controller(name, true, 0);
+		return PointerGetDatum(NULL);
+	}
+	if (api_writing)
+		return PointerGetDatum(NULL);	/* sync_heartbeat() did it already */
+	tuple = TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event) ?
+		trigdata->tg_newtuple : trigdata->tg_trigtuple;
+	name = sync_tuple_text(tuple, desc, "controller");
+	if (name)
+	{
+		bool		isnull;
+		Datum		d = heap_getattr(tuple, SPI_fnumber(desc, "time"), desc, &isnull);
+
+		if (!isnull)
+			sync_keyed_note_controller(name, false, DatumGetTimestampTz(d));
+	}
+	return PointerGetDatum(NULL);
+}
