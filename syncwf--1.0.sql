@@ -165,7 +165,7 @@ CREATE TABLE sync_controller (
     time       timestamptz NOT NULL
 );
 COMMENT ON TABLE sync_controller IS
-    'Controllers and their last heartbeat (server clock); DELETE a row to make that controller inactive';
+    'Controllers and their last heartbeat, always stamped with the server clock; DELETE a row to make that controller inactive';
 
 CREATE TABLE sync_state (
     name          text NOT NULL,           -- lock: 'sem/<ns>/<key>' or 'mtx/<ns>/<key>'
@@ -206,6 +206,14 @@ RETURNS trigger
 AS 'MODULE_PATHNAME', 'sync_controller_changed'
 LANGUAGE C;
 
+CREATE FUNCTION sync_controller_stamp()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'sync_controller_stamp'
+LANGUAGE C;
+
+CREATE TRIGGER sync_controller_stamp
+    BEFORE INSERT OR UPDATE ON sync_controller
+    FOR EACH ROW EXECUTE FUNCTION sync_controller_stamp();
 CREATE TRIGGER sync_state_guard
     BEFORE INSERT OR UPDATE ON sync_state
     FOR EACH ROW EXECUTE FUNCTION sync_state_guard();

@@ -278,6 +278,8 @@ sync_keyed_fill_result(SyncEntry *e, SyncKeyedResult *r)
 	r->token = r->held ? (int64) e->token : 0;
 	r->position = (e->state == SYNC_ENTRY_PENDING) ? sync_queue_position(e) : 0;
 	r->priority = e->priority;
+	r->granted_at = e->since;
+	r->lease_expires = e->lease_expires;
 }
 
 /*
@@ -358,6 +360,7 @@ sync_keyed_request(char **names, int nnames, const char *holder,
 	TimestampTz now;
 	Provisional *prov;
 	MemoryContext oldcxt;
+	volatile bool already = false;
 
 	sync_require_shmem();
 	sync_backend_setup();
@@ -416,10 +419,9 @@ sync_keyed_request(char **names, int nnames, const char *holder,
 			}
 			if (nfound == nnames)
 			{
-				sync_keyed_report_existing(existing, nnames, holder, priority,
-										   results);
-				sync_discard_request(&req);
-				return;
+				/* reported below, outside PG_TRY (no return from inside it) */
+				already = true;
+				break;
 			}
 			if (nfound > 0)
 			{
@@ -453,6 +455,13 @@ sync_keyed_request(char **names, int nnames, const char *holder,
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
+
+	if (already)
+	{
+		sync_discard_request(&req);
+		sync_keyed_report_existing(existing, nnames, holder, priority, results);
+		return;
+	}
 
 	error = sync_bind_request(&req, priority, SYNC_SCOPE_KEYED, &first, &failed);
 	if (error == 0)
@@ -543,9 +552,9 @@ sync_keyed_request(char **names, int nnames, const char *holder,
 		row.priority = priority;
 		row.queued_at = has_queued_at ? queued_at : now;
 		row.token = results[i].token;
-		row.granted_at = now;
+		row.granted_at = results[i].granted_at;
 		row.lease_us = lease_us;
-		row.lease_expires = (results[i].held && lease_us > 0) ? now + lease_us : 0;
+		row.lease_expires = results[i].held ? results[i].lease_expires : 0;
 		row.owner = GetUserId();
 		row.request_id = (int64) first->request_id;
 		row.seq = (int64) first->seq;
@@ -1196,12 +1205,24 @@ sync_keyed_install(List *rows, List *controllers, Oid limit_relid)
 	const char *failure = NULL;
 	TimestampTz now = GetCurrentTimestamp();
 
+	int		   *slots = palloc(sizeof(int) * Max(list_length(rows), 1));
+	int			rowno = 0;
+
 	foreach(lc, controllers)
 	{
 		SyncControllerRow *c = (SyncControllerRow *) lfirst(lc);
 
 		sync_controller_restore(c->name, c->heartbeat, now);
 	}
+	/* slots for every controller named, before controllers_lock is held */
+	foreach(lc, rows)
+	{
+		SyncStateRow *row = (SyncStateRow *) lfirst(lc);
+
+		slots[rowno++] = row->controller ?
+			sync_controller_slot_noerror(row->controller) : -1;
+	}
+	rowno = 0;
 
 	memset(&ctl, 0, sizeof(ctl));
 	ctl.keysize = sizeof(((RequestRing *) 0)->key);
@@ -1275,7 +1296,7 @@ sync_keyed_install(List *rows, List *controllers, Oid limit_relid)
 		e->queued_at = row->queued_at;
 		e->lease_us = row->lease_us;
 		e->owner = row->owner;
-		slot = row->controller ? sync_controller_slot_noerror(row->controller) : -1;
+		slot = slots[rowno++];
 		e->controller = slot;
 		if (slot >= 0)
 			sync_controller_ref(slot);
@@ -1346,10 +1367,8 @@ sync_keyed_install(List *rows, List *controllers, Oid limit_relid)
 		}
 
 		sync_tokens_advance(max_token + 1);
-		while (pg_atomic_read_u64(&SyncState->next_seq) <= max_seq)
-			pg_atomic_fetch_add_u64(&SyncState->next_seq, max_seq);
-		while (pg_atomic_read_u64(&SyncState->next_request_id) <= max_request)
-			pg_atomic_fetch_add_u64(&SyncState->next_request_id, max_request);
+		sync_atomic_advance(&SyncState->next_seq, max_seq + 1);
+		sync_atomic_advance(&SyncState->next_request_id, max_request + 1);
 
 		/* slots freed while we were down (raised limits) go to the queues */
 		{
@@ -1540,9 +1559,14 @@ sync_keyed_expired(TimestampTz now, TimestampTz *next)
 
 			if (e->scope != SYNC_SCOPE_KEYED || e->lease_expires == 0)
 				continue;
-			if (e->lease_expires <= now && e->persisted &&
-				!TransactionIdIsValid(e->created_xid) &&
-				!TransactionIdIsValid(e->release_xid))
+			if (e->lease_expires <= now &&
+				(!e->persisted || TransactionIdIsValid(e->created_xid) ||
+				 TransactionIdIsValid(e->release_xid)))
+			{
+				/* its row is not final yet: look again shortly */
+				*next = Min(*next, now + USECS_PER_SEC / 4);
+			}
+			else if (e->lease_expires <= now)
 			{
 				SyncStateRow *row = palloc0(sizeof(SyncStateRow));
 

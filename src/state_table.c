@@ -13,7 +13,8 @@
  * The triggers make manual edits behave like the API: a DELETE from
  * sync_state releases (or withdraws) at commit and hands the slot on; a
  * DELETE from sync_controller makes that controller inactive at commit;
- * INSERT and UPDATE of sync_controller count as heartbeats.  Rows of
+ * INSERT and UPDATE of sync_controller count as heartbeats, stamped with
+ * the server's clock.  Rows of
  * sync_state can only be inserted and updated by syncwf itself.
  *
  * Events go out with NOTIFY on channel "syncwf", so only when the
@@ -263,9 +264,12 @@ sync_plan(StatePlan which)
 			nargs = 6;
 			break;
 		case PLAN_EXPIRE:
-			sql = psprintf("DELETE FROM %s WHERE name" EQ "$1 AND workflowkey" EQ "$2 AND token" EQ "$3 "
-						   "AND held AND lease_expires OPERATOR(pg_catalog.<=) pg_catalog.clock_timestamp()",
-						   state);
+			/* a row locked by an open transaction is skipped, not waited for */
+			sql = psprintf("DELETE FROM %s WHERE ctid OPERATOR(pg_catalog.=) (SELECT ctid FROM %s "
+						   "WHERE name" EQ "$1 AND workflowkey" EQ "$2 AND token" EQ "$3 "
+						   "AND held AND lease_expires OPERATOR(pg_catalog.<=) pg_catalog.clock_timestamp() "
+						   "FOR UPDATE SKIP LOCKED)",
+						   state, state);
 			types[0] = TEXTOID;
 			types[1] = TEXTOID;
 			types[2] = INT8OID;
@@ -840,6 +844,29 @@ sync_state_deleted(PG_FUNCTION_ARGS)
 		(void) sync_exec(PLAN_CASCADE, values, NULL, NULL, NULL);
 	}
 	return PointerGetDatum(NULL);
+}
+
+/*
+ * BEFORE INSERT OR UPDATE (row) on sync_controller: the heartbeat time is
+ * the database server's clock, whatever the writer's clock says, so that
+ * controllers' clocks never need to agree.
+ */
+PG_FUNCTION_INFO_V1(sync_controller_stamp);
+Datum
+sync_controller_stamp(PG_FUNCTION_ARGS)
+{
+	TriggerData *trigdata = sync_trigger_data(fcinfo, "sync_controller_stamp");
+	HeapTuple	tuple = TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event) ?
+		trigdata->tg_newtuple : trigdata->tg_trigtuple;
+	TupleDesc	desc = RelationGetDescr(trigdata->tg_relation);
+	int			col = SPI_fnumber(desc, "time");
+	Datum		value = TimestampTzGetDatum(GetCurrentTimestamp());
+	bool		isnull = false;
+
+	if (col <= 0)
+		return PointerGetDatum(tuple);
+	return PointerGetDatum(heap_modify_tuple_by_cols(tuple, desc, 1, &col,
+													 &value, &isnull));
 }
 
 /*

@@ -287,6 +287,7 @@ extern HTAB *sync_lock_hash(void);
 extern void sync_tokens_startup(void);
 extern uint64 sync_next_token(void);
 extern void sync_tokens_advance(uint64 next);
+extern void sync_atomic_advance(pg_atomic_uint64 *counter, uint64 next);
 
 /* wait_queue.c */
 extern void sync_queue_insert(SyncLock *lock, SyncEntry *entry);
@@ -306,6 +307,8 @@ typedef struct SyncKeyedResult
 	int64		token;
 	int32		position;		/* pending and active: 1-based, else 0 */
 	int32		priority;
+	TimestampTz granted_at;		/* held: when */
+	TimestampTz lease_expires;	/* held with a lease: expiry, else 0 */
 } SyncKeyedResult;
 
 typedef struct SyncKeyedInfo

@@ -149,11 +149,18 @@ sync_next_token(void)
 void
 sync_tokens_advance(uint64 next)
 {
-	uint64		cur = pg_atomic_read_u64(&SyncState->next_token);
+	sync_atomic_advance(&SyncState->next_token, next);
+}
+
+/* Raise an atomic counter to at least 'next'; never lowers it. */
+void
+sync_atomic_advance(pg_atomic_uint64 *counter, uint64 next)
+{
+	uint64		cur = pg_atomic_read_u64(counter);
 
 	while (cur < next)
 	{
-		if (pg_atomic_compare_exchange_u64(&SyncState->next_token, &cur, next))
+		if (pg_atomic_compare_exchange_u64(counter, &cur, next))
 			break;
 	}
 }
