@@ -181,6 +181,40 @@ sync_controller_active(int slot)
 }
 
 /*
+ * Move the pending entries of controller 'slot' in 'lock' into its queue
+ * (activate) or its dormant list.  Caller holds the lock's partition
+ * exclusively.  Returns how many moved.
+ */
+static int
+sync_move_entries(SyncLock *lock, int slot, bool activate)
+{
+	dlist_head *from = activate ? &lock->dormant : &lock->waiters;
+	dlist_mutable_iter iter;
+	int			moved = 0;
+
+	dlist_foreach_modify(iter, from)
+	{
+		SyncEntry  *e = dlist_container(SyncEntry, lock_link, iter.cur);
+
+		if (e->controller != slot)
+			continue;
+		dlist_delete(&e->lock_link);
+		if (activate)
+		{
+			lock->ndormant--;
+			sync_queue_insert(lock, e);
+		}
+		else
+		{
+			lock->nwaiting--;
+			sync_dormant_insert(lock, e);
+		}
+		moved++;
+	}
+	return moved;
+}
+
+/*
  * Move the pending entries of controller 'slot' between the queues and the
  * dormant lists, and set its flag.  Then every lock it touched gets a grant
  * pass: going inactive lets the entries behind move up; coming back may
@@ -208,40 +242,8 @@ sync_controller_transition(int slot, bool activate)
 		hash_seq_init(&status, sync_lock_hash());
 		while ((lock = hash_seq_search(&status)) != NULL)
 		{
-			dlist_mutable_iter iter;
-			bool		moved = false;
-
-			if (lock->tag.dbid != c->dbid)
-				continue;
-			if (activate && lock->ndormant > 0)
-			{
-				dlist_foreach_modify(iter, &lock->dormant)
-				{
-					SyncEntry  *e = dlist_container(SyncEntry, lock_link, iter.cur);
-
-					if (e->controller != slot)
-						continue;
-					dlist_delete(&e->lock_link);
-					lock->ndormant--;
-					sync_queue_insert(lock, e);
-					moved = true;
-				}
-			}
-			else if (!activate && lock->nwaiting > 0)
-			{
-				dlist_foreach_modify(iter, &lock->waiters)
-				{
-					SyncEntry  *e = dlist_container(SyncEntry, lock_link, iter.cur);
-
-					if (e->controller != slot)
-						continue;
-					dlist_delete(&e->lock_link);
-					lock->nwaiting--;
-					sync_dormant_insert(lock, e);
-					moved = true;
-				}
-			}
-			if (moved)
+			if (lock->tag.dbid == c->dbid &&
+				sync_move_entries(lock, slot, activate) > 0)
 				sync_grant_waiters(lock);
 		}
 	}

@@ -1489,101 +1489,117 @@ sync_keyed_ensure_loaded(void)
 }
 
 /*
+ * Call visit() for every held keyed entry of this database, under
+ * holders_lock and every partition lock, all shared.
+ */
+typedef void (*HeldVisitor) (SyncEntry *e, void *arg);
+
+static void
+sync_keyed_visit_held(HeldVisitor visit, void *arg)
+{
+	uint32		all = (1U << SYNC_NUM_PARTITIONS) - 1;
+	HASH_SEQ_STATUS status;
+	SyncLock   *lock;
+
+	LWLockAcquire(SyncState->holders_lock, LW_SHARED);
+	sync_lock_partitions(all, LW_SHARED);
+	hash_seq_init(&status, sync_lock_hash());
+	while ((lock = hash_seq_search(&status)) != NULL)
+	{
+		dlist_iter	iter;
+
+		if (lock->tag.dbid != MyDatabaseId || lock->nheld == 0)
+			continue;
+		dlist_foreach(iter, &lock->holders)
+		{
+			SyncEntry  *e = dlist_container(SyncEntry, lock_link, iter.cur);
+
+			if (e->scope == SYNC_SCOPE_KEYED)
+				visit(e, arg);
+		}
+	}
+	sync_unlock_partitions(all);
+	LWLockRelease(SyncState->holders_lock);
+}
+
+static void
+sync_collect_unpersisted(SyncEntry *e, void *arg)
+{
+	List	  **items = (List **) arg;
+	SyncOutboxItem *item;
+
+	if (e->persisted || TransactionIdIsValid(e->created_xid))
+		return;
+	item = palloc(sizeof(SyncOutboxItem));
+	item->entry = e;
+	item->request_id = e->request_id;
+	item->token = e->token;
+	*items = lappend(*items, item);
+}
+
+/*
  * Every held keyed entry of this database whose grant the table does not
  * record yet (after the outbox overflowed, or at the worker's start).
  */
 List *
 sync_keyed_unpersisted(void)
 {
-	HASH_SEQ_STATUS status;
-	SyncLock   *lock;
 	List	   *items = NIL;
 
-	LWLockAcquire(SyncState->holders_lock, LW_SHARED);
-	for (int p = 0; p < SYNC_NUM_PARTITIONS; p++)
-		LWLockAcquire(&SyncState->partition_locks[p].lock, LW_SHARED);
-	hash_seq_init(&status, sync_lock_hash());
-	while ((lock = hash_seq_search(&status)) != NULL)
-	{
-		dlist_iter	iter;
-
-		if (lock->tag.dbid != MyDatabaseId || lock->nheld == 0)
-			continue;
-		dlist_foreach(iter, &lock->holders)
-		{
-			SyncEntry  *e = dlist_container(SyncEntry, lock_link, iter.cur);
-
-			if (e->scope == SYNC_SCOPE_KEYED && !e->persisted &&
-				!TransactionIdIsValid(e->created_xid))
-			{
-				SyncOutboxItem *item = palloc(sizeof(SyncOutboxItem));
-
-				item->entry = e;
-				item->request_id = e->request_id;
-				item->token = e->token;
-				items = lappend(items, item);
-			}
-		}
-	}
-	for (int p = SYNC_NUM_PARTITIONS - 1; p >= 0; p--)
-		LWLockRelease(&SyncState->partition_locks[p].lock);
-	LWLockRelease(SyncState->holders_lock);
+	sync_keyed_visit_held(sync_collect_unpersisted, &items);
 	return items;
+}
+
+typedef struct ExpiryScan
+{
+	TimestampTz now;
+	TimestampTz next;
+	List	   *expired;
+} ExpiryScan;
+
+static void
+sync_collect_expired(SyncEntry *e, void *arg)
+{
+	ExpiryScan *scan = (ExpiryScan *) arg;
+
+	if (e->lease_expires == 0)
+		return;
+	if (e->lease_expires > scan->now)
+		scan->next = Min(scan->next, e->lease_expires);
+	else if (!e->persisted || TransactionIdIsValid(e->created_xid) ||
+			 TransactionIdIsValid(e->release_xid))
+	{
+		/* its row is not final yet: look again shortly */
+		scan->next = Min(scan->next, scan->now + USECS_PER_SEC / 4);
+	}
+	else
+	{
+		SyncStateRow *row = palloc0(sizeof(SyncStateRow));
+
+		row->name = pstrdup(e->lock->tag.name);
+		row->holder = pstrdup(e->holder->tag.key);
+		row->token = (int64) e->token;
+		row->request_id = (int64) e->request_id;
+		scan->expired = lappend(scan->expired, row);
+	}
 }
 
 /*
  * Held keyed entries of this database whose lease has expired by 'now',
- * copied out; *next is set to the earliest lease still running.
+ * copied out; *next is set to the next moment to look again (DT_NOEND if
+ * no lease is running).
  */
 List *
 sync_keyed_expired(TimestampTz now, TimestampTz *next)
 {
-	HASH_SEQ_STATUS status;
-	SyncLock   *lock;
-	List	   *expired = NIL;
+	ExpiryScan	scan;
 
-	*next = DT_NOEND;
-	LWLockAcquire(SyncState->holders_lock, LW_SHARED);
-	for (int p = 0; p < SYNC_NUM_PARTITIONS; p++)
-		LWLockAcquire(&SyncState->partition_locks[p].lock, LW_SHARED);
-	hash_seq_init(&status, sync_lock_hash());
-	while ((lock = hash_seq_search(&status)) != NULL)
-	{
-		dlist_iter	iter;
-
-		if (lock->tag.dbid != MyDatabaseId || lock->nheld == 0)
-			continue;
-		dlist_foreach(iter, &lock->holders)
-		{
-			SyncEntry  *e = dlist_container(SyncEntry, lock_link, iter.cur);
-
-			if (e->scope != SYNC_SCOPE_KEYED || e->lease_expires == 0)
-				continue;
-			if (e->lease_expires <= now &&
-				(!e->persisted || TransactionIdIsValid(e->created_xid) ||
-				 TransactionIdIsValid(e->release_xid)))
-			{
-				/* its row is not final yet: look again shortly */
-				*next = Min(*next, now + USECS_PER_SEC / 4);
-			}
-			else if (e->lease_expires <= now)
-			{
-				SyncStateRow *row = palloc0(sizeof(SyncStateRow));
-
-				row->name = pstrdup(lock->tag.name);
-				row->holder = pstrdup(e->holder->tag.key);
-				row->token = (int64) e->token;
-				row->request_id = (int64) e->request_id;
-				expired = lappend(expired, row);
-			}
-			else if (e->lease_expires < *next)
-				*next = e->lease_expires;
-		}
-	}
-	for (int p = SYNC_NUM_PARTITIONS - 1; p >= 0; p--)
-		LWLockRelease(&SyncState->partition_locks[p].lock);
-	LWLockRelease(SyncState->holders_lock);
-	return expired;
+	scan.now = now;
+	scan.next = DT_NOEND;
+	scan.expired = NIL;
+	sync_keyed_visit_held(sync_collect_expired, &scan);
+	*next = scan.next;
+	return scan.expired;
 }
 
 /*

@@ -178,15 +178,71 @@ sync_qualified(Oid relid)
 									  get_rel_name(relid));
 }
 
+/*
+ * The statements, by StatePlan.  "%s" is the table: sync_controller for the
+ * plans marked so, sync_state otherwise (both schema-qualified).
+ */
+#define EQ " OPERATOR(pg_catalog.=) "
+typedef struct PlanDef
+{
+	bool		on_controller;
+	const char *sql;
+	int			nargs;
+	Oid			types[13];
+} PlanDef;
+
+static const PlanDef plan_defs[NUM_PLANS] = {
+	[PLAN_INSERT] = {false,
+		"INSERT INTO %s (name, workflowkey, controller, held, priority, time, token, "
+		"granted_at, lease, lease_expires, owner, request_id, seq) "
+		"VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+		13, {TEXTOID, TEXTOID, TEXTOID, BOOLOID, INT4OID, TIMESTAMPTZOID, INT8OID,
+	TIMESTAMPTZOID, INTERVALOID, TIMESTAMPTZOID, REGROLEOID, INT8OID, INT8OID}},
+	[PLAN_DELETE] = {false,
+		"DELETE FROM %s WHERE name" EQ "$1 AND workflowkey" EQ "$2",
+	2, {TEXTOID, TEXTOID}},
+	[PLAN_SET_PRIORITY] = {false,
+		"UPDATE %s SET priority = $3 WHERE name" EQ "$1 AND workflowkey" EQ "$2",
+	3, {TEXTOID, TEXTOID, INT4OID}},
+	[PLAN_REFRESH] = {false,
+		"UPDATE %s SET lease = $3, lease_expires = pg_catalog.clock_timestamp() "
+		"OPERATOR(pg_catalog.+) $3 WHERE name" EQ "$1 AND workflowkey" EQ "$2 "
+		"AND held RETURNING lease_expires",
+	3, {TEXTOID, TEXTOID, INTERVALOID}},
+	[PLAN_PERSIST] = {false,
+		"UPDATE %s SET held = true, token = $3, granted_at = $4, lease_expires = $5 "
+		"WHERE name" EQ "$1 AND workflowkey" EQ "$2 AND request_id" EQ "$6 "
+		"AND (NOT held OR token IS DISTINCT FROM $3) RETURNING controller",
+	6, {TEXTOID, TEXTOID, INT8OID, TIMESTAMPTZOID, TIMESTAMPTZOID, INT8OID}},
+	/* a row locked by an open transaction is skipped, not waited for */
+	[PLAN_EXPIRE] = {false,
+		"DELETE FROM %1$s WHERE ctid" EQ "(SELECT ctid FROM %1$s "
+		"WHERE name" EQ "$1 AND workflowkey" EQ "$2 AND token" EQ "$3 AND held "
+		"AND lease_expires OPERATOR(pg_catalog.<=) pg_catalog.clock_timestamp() "
+		"FOR UPDATE SKIP LOCKED)",
+	3, {TEXTOID, TEXTOID, INT8OID}},
+	[PLAN_CASCADE] = {false,
+		"DELETE FROM %s WHERE workflowkey" EQ "$1 AND request_id" EQ "$2 AND NOT held",
+	2, {TEXTOID, INT8OID}},
+	[PLAN_CTL_UPSERT] = {true,
+		"INSERT INTO %s AS c (controller, time) VALUES ($1, pg_catalog.clock_timestamp()) "
+		"ON CONFLICT (controller) DO UPDATE SET time = excluded.time RETURNING time",
+	1, {TEXTOID}},
+	[PLAN_CTL_DELETE] = {true,
+		"DELETE FROM %s WHERE controller" EQ "$1",
+	1, {TEXTOID}},
+	[PLAN_DELETE_BY_CONTROLLER] = {false,
+		"DELETE FROM %s WHERE controller" EQ "$1 AND (NOT held OR $2)",
+	2, {TEXTOID, BOOLOID}},
+};
+#undef EQ
+
 /* Build (once per table) the plan for one statement. */
 static SPIPlanPtr
 sync_plan(StatePlan which)
 {
-	const char *sql = NULL;
-	Oid			types[13];
-	int			nargs = 0;
-	char	   *state;
-	char	   *ctl;
+	const PlanDef *def = &plan_defs[which];
+	char	   *sql;
 	SPIPlanPtr	plan;
 
 	sync_lookup_tables(false);
@@ -203,108 +259,9 @@ sync_plan(StatePlan which)
 	if (plans[which] != NULL)
 		return plans[which];
 
-	state = sync_qualified(state_relid);
-	ctl = sync_qualified(controller_relid);
-
-#define EQ " OPERATOR(pg_catalog.=) "
-	switch (which)
-	{
-		case PLAN_INSERT:
-			sql = psprintf("INSERT INTO %s (name, workflowkey, controller, held, priority, time, "
-						   "token, granted_at, lease, lease_expires, owner, request_id, seq) "
-						   "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)", state);
-			types[0] = TEXTOID;
-			types[1] = TEXTOID;
-			types[2] = TEXTOID;
-			types[3] = BOOLOID;
-			types[4] = INT4OID;
-			types[5] = TIMESTAMPTZOID;
-			types[6] = INT8OID;
-			types[7] = TIMESTAMPTZOID;
-			types[8] = INTERVALOID;
-			types[9] = TIMESTAMPTZOID;
-			types[10] = REGROLEOID;
-			types[11] = INT8OID;
-			types[12] = INT8OID;
-			nargs = 13;
-			break;
-		case PLAN_DELETE:
-			sql = psprintf("DELETE FROM %s WHERE name" EQ "$1 AND workflowkey" EQ "$2", state);
-			types[0] = TEXTOID;
-			types[1] = TEXTOID;
-			nargs = 2;
-			break;
-		case PLAN_SET_PRIORITY:
-			sql = psprintf("UPDATE %s SET priority = $3 WHERE name" EQ "$1 AND workflowkey" EQ "$2",
-						   state);
-			types[0] = TEXTOID;
-			types[1] = TEXTOID;
-			types[2] = INT4OID;
-			nargs = 3;
-			break;
-		case PLAN_REFRESH:
-			sql = psprintf("UPDATE %s SET lease = $3, lease_expires = pg_catalog.clock_timestamp() "
-						   "OPERATOR(pg_catalog.+) $3 WHERE name" EQ "$1 AND workflowkey" EQ "$2 "
-						   "AND held RETURNING lease_expires", state);
-			types[0] = TEXTOID;
-			types[1] = TEXTOID;
-			types[2] = INTERVALOID;
-			nargs = 3;
-			break;
-		case PLAN_PERSIST:
-			sql = psprintf("UPDATE %s SET held = true, token = $3, granted_at = $4, lease_expires = $5 "
-						   "WHERE name" EQ "$1 AND workflowkey" EQ "$2 AND request_id" EQ "$6 "
-						   "AND (NOT held OR token IS DISTINCT FROM $3) RETURNING controller", state);
-			types[0] = TEXTOID;
-			types[1] = TEXTOID;
-			types[2] = INT8OID;
-			types[3] = TIMESTAMPTZOID;
-			types[4] = TIMESTAMPTZOID;
-			types[5] = INT8OID;
-			nargs = 6;
-			break;
-		case PLAN_EXPIRE:
-			/* a row locked by an open transaction is skipped, not waited for */
-			sql = psprintf("DELETE FROM %s WHERE ctid OPERATOR(pg_catalog.=) (SELECT ctid FROM %s "
-						   "WHERE name" EQ "$1 AND workflowkey" EQ "$2 AND token" EQ "$3 "
-						   "AND held AND lease_expires OPERATOR(pg_catalog.<=) pg_catalog.clock_timestamp() "
-						   "FOR UPDATE SKIP LOCKED)",
-						   state, state);
-			types[0] = TEXTOID;
-			types[1] = TEXTOID;
-			types[2] = INT8OID;
-			nargs = 3;
-			break;
-		case PLAN_CASCADE:
-			sql = psprintf("DELETE FROM %s WHERE workflowkey" EQ "$1 AND request_id" EQ "$2 AND NOT held",
-						   state);
-			types[0] = TEXTOID;
-			types[1] = INT8OID;
-			nargs = 2;
-			break;
-		case PLAN_CTL_UPSERT:
-			sql = psprintf("INSERT INTO %s AS c (controller, time) VALUES ($1, pg_catalog.clock_timestamp()) "
-						   "ON CONFLICT (controller) DO UPDATE SET time = excluded.time RETURNING time", ctl);
-			types[0] = TEXTOID;
-			nargs = 1;
-			break;
-		case PLAN_CTL_DELETE:
-			sql = psprintf("DELETE FROM %s WHERE controller" EQ "$1", ctl);
-			types[0] = TEXTOID;
-			nargs = 1;
-			break;
-		case PLAN_DELETE_BY_CONTROLLER:
-			sql = psprintf("DELETE FROM %s WHERE controller" EQ "$1 AND (NOT held OR $2)", state);
-			types[0] = TEXTOID;
-			types[1] = BOOLOID;
-			nargs = 2;
-			break;
-		case NUM_PLANS:
-			break;
-	}
-#undef EQ
-
-	plan = SPI_prepare(sql, nargs, types);
+	sql = psprintf(def->sql,
+				   sync_qualified(def->on_controller ? controller_relid : state_relid));
+	plan = SPI_prepare(sql, def->nargs, (Oid *) def->types);
 	if (plan == NULL)
 		elog(ERROR, "SPI_prepare failed for \"%s\": %s", sql,
 			 SPI_result_code_string(SPI_result));
