@@ -144,7 +144,7 @@ sync_keyed_require_database(void)
 }
 
 /* Keyed holds are written to tables: not on a standby, not read-only. */
-static void
+void
 sync_keyed_require_writable(void)
 {
 	if (RecoveryInProgress())
@@ -325,6 +325,27 @@ sync_keyed_report_existing(SyncEntry **existing, int nnames, const char *holder,
 	}
 }
 
+/*
+ * Are these entries exactly one request (the one a repeated call names)?
+ * Caller holds holders_lock, which keeps keyed rings from changing.
+ */
+static bool
+sync_same_request(SyncEntry **existing, int nnames)
+{
+	SyncEntry  *e = existing[0];
+	int			ring = 0;
+
+	for (int i = 1; i < nnames; i++)
+		if (existing[i]->request_id != e->request_id)
+			return false;
+	do
+	{
+		ring++;
+		e = e->next_in_request;
+	} while (e != existing[0]);
+	return ring == nnames;
+}
+
 static void
 sync_keyed_unlock_all(AcquireRequest *req, bool partitions)
 {
@@ -361,6 +382,7 @@ sync_keyed_request(char **names, int nnames, const char *holder,
 	Provisional *prov;
 	MemoryContext oldcxt;
 	volatile bool already = false;
+	bool		beating = false;
 
 	sync_require_shmem();
 	sync_backend_setup();
@@ -373,12 +395,17 @@ sync_keyed_request(char **names, int nnames, const char *holder,
 	if (controller != NULL)
 	{
 		ctl = sync_controller_slot(controller, true);
-		/* a controller that requests is alive: count it as a heartbeat */
+
+		/*
+		 * A controller that requests is alive: an inactive one gets its
+		 * heartbeat written, which makes it active when this transaction
+		 * commits (like every heartbeat), and this request is queued as an
+		 * active controller's.
+		 */
 		if (!sync_controller_active(ctl))
 		{
-			TimestampTz at = sync_controller_upsert(controller);
-
-			sync_controller_beat(ctl, at);
+			(void) sync_controller_upsert(controller);
+			beating = true;
 		}
 	}
 
@@ -417,7 +444,7 @@ sync_keyed_request(char **names, int nnames, const char *holder,
 				XactLockTableWait(wait_for, NULL, NULL, XLTW_None);
 				continue;
 			}
-			if (nfound == nnames)
+			if (nfound == nnames && sync_same_request(existing, nnames))
 			{
 				/* reported below, outside PG_TRY (no return from inside it) */
 				already = true;
@@ -425,19 +452,15 @@ sync_keyed_request(char **names, int nnames, const char *holder,
 			}
 			if (nfound > 0)
 			{
-				bool		same_request = true;
-
-				for (int i = 1; i < nnames; i++)
-					if (existing[i] != NULL && existing[0] != NULL &&
-						existing[i]->request_id != existing[0]->request_id)
-						same_request = false;
 				sync_keyed_unlock_all(&req, false);
 				ereport(ERROR,
 						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-						 errmsg("holder \"%s\" already has a request that names some of these locks but not all",
+						 errmsg("holder \"%s\" already has a request that names a different set of locks",
 								holder),
-						 same_request ? 0 : errdetail("The locks belong to different requests of this holder."),
-						 errhint("Release the existing request with sync_release() first, or request exactly the same locks again.")));
+						 errdetail_plural("%d of the %d locks named is already requested by this holder, but not as exactly this set.",
+										  "%d of the %d locks named are already requested by this holder, but not as exactly this set.",
+										  nfound, nfound, nnames),
+						 errhint("Request exactly the locks of the existing request to see its state, or release it with sync_release() first.")));
 			}
 
 			sync_lock_partitions(req.partmask, LW_EXCLUSIVE);
@@ -487,7 +510,7 @@ sync_keyed_request(char **names, int nnames, const char *holder,
 	}
 
 	now = GetCurrentTimestamp();
-	active = (ctl < 0 || sync_controller_active(ctl));
+	active = (ctl < 0 || beating || sync_controller_active(ctl));
 	for (int i = 0; i < nnames; i++)
 	{
 		SyncEntry  *e = req.entries[i];
@@ -766,11 +789,19 @@ sync_keyed_release_held(SyncEntry *e)
 	if (e->next_in_request != e)
 	{
 		SyncEntry  *p = e;
+		SyncEntry  *rest = e->next_in_request;
 
 		while (p->next_in_request != e)
 			p = p->next_in_request;
-		p->next_in_request = e->next_in_request;
+		p->next_in_request = rest;
 		e->next_in_request = e;
+		/* the others were granted together; they now count one lock less */
+		p = rest;
+		do
+		{
+			p->nlocks--;
+			p = p->next_in_request;
+		} while (p != rest);
 	}
 	dlist_delete(&e->lock_link);
 	lock->nheld--;
@@ -865,7 +896,8 @@ sync_apply_entry_update(KeyedOp *op)
 		{
 			if (op->kind == KEYED_OP_REFRESH)
 			{
-				e->lease_us = op->lease_us;
+				if (op->lease_us > 0)
+					e->lease_us = op->lease_us;
 				e->lease_expires = op->at;
 				if (op->at != 0)
 					sync_lease_scheduled(op->at);

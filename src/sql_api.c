@@ -19,19 +19,12 @@
 #include "utils/lsyscache.h"
 #include "utils/timestamp.h"
 
-/*
- * Interval argument -> microseconds, saturating at PG_INT64_MAX;
- * NULL -> -1 (wait forever).
- */
-static int64
-sync_timeout_arg(FunctionCallInfo fcinfo, int argno)
+/* An interval in microseconds, saturating at PG_INT64_MAX (or -1). */
+int64
+sync_interval_us(Interval *iv)
 {
-	Interval   *iv;
 	int64		us;
 
-	if (PG_NARGS() <= argno || PG_ARGISNULL(argno))
-		return -1;
-	iv = PG_GETARG_INTERVAL_P(argno);
 	if (pg_mul_s64_overflow((int64) iv->month, (int64) DAYS_PER_MONTH * USECS_PER_DAY, &us) ||
 		pg_add_s64_overflow(us, (int64) iv->day * USECS_PER_DAY, &us) ||
 		pg_add_s64_overflow(us, iv->time, &us))
@@ -42,6 +35,21 @@ sync_timeout_arg(FunctionCallInfo fcinfo, int argno)
 
 		us = (approx < 0) ? -1 : PG_INT64_MAX;
 	}
+	return us;
+}
+
+/*
+ * Interval argument -> microseconds, saturating at PG_INT64_MAX;
+ * NULL -> -1 (wait forever).
+ */
+static int64
+sync_timeout_arg(FunctionCallInfo fcinfo, int argno)
+{
+	int64		us;
+
+	if (PG_NARGS() <= argno || PG_ARGISNULL(argno))
+		return -1;
+	us = sync_interval_us(PG_GETARG_INTERVAL_P(argno));
 	if (us < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -445,7 +453,9 @@ sync_key_arg(FunctionCallInfo fcinfo, int argno, const char *what, bool nullable
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("%s must not be empty", what),
-				 errhint("Use the workflow key, for example 'namespace/workflow'.")));
+				 strcmp(what, "holder") == 0 ?
+				 errhint("Use the workflow key, for example 'namespace/workflow'.") :
+				 errhint("Use the controller's name, or NULL for none.")));
 	if (strlen(key) > SYNC_KEY_MAXLEN)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -468,7 +478,7 @@ sync_lease_arg(FunctionCallInfo fcinfo, int argno)
 
 	if (PG_NARGS() <= argno || PG_ARGISNULL(argno))
 		return 0;
-	us = sync_timeout_arg(fcinfo, argno);
+	us = sync_interval_us(PG_GETARG_INTERVAL_P(argno));
 	if (us <= 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -552,6 +562,8 @@ sync_release_keyed(PG_FUNCTION_ARGS)
 	char	   *holder = sync_key_arg(fcinfo, 1, "holder", false);
 	SyncKeyedInfo info;
 
+	sync_keyed_require_database();
+	sync_keyed_require_writable();
 	if (!sync_keyed_lookup(name, holder, &info))
 		PG_RETURN_BOOL(false);
 	sync_check_owner(info.owner, name, holder);
@@ -564,9 +576,13 @@ Datum
 sync_release_holder(PG_FUNCTION_ARGS)
 {
 	char	   *holder = sync_key_arg(fcinfo, 0, "holder", false);
-	List	   *names = sync_keyed_holder_locks(holder);
+	List	   *names;
 	ListCell   *lc;
-	int			n = 0;
+	int			n;
+
+	sync_keyed_require_database();
+	sync_keyed_require_writable();
+	names = sync_keyed_holder_locks(holder);
 
 	/* check every one first: all or nothing */
 	foreach(lc, names)
@@ -576,9 +592,7 @@ sync_release_holder(PG_FUNCTION_ARGS)
 		if (sync_keyed_lookup((char *) lfirst(lc), holder, &info))
 			sync_check_owner(info.owner, (char *) lfirst(lc), holder);
 	}
-	foreach(lc, names)
-		if (sync_state_delete((char *) lfirst(lc), holder, "released"))
-			n++;
+	n = sync_state_delete_holder(holder);
 	PG_RETURN_INT32(n);
 }
 
@@ -587,16 +601,17 @@ Datum
 sync_heartbeat(PG_FUNCTION_ARGS)
 {
 	char	   *controller = sync_key_arg(fcinfo, 0, "controller", false);
-	int			slot;
 	TimestampTz at;
 
 	sync_require_shmem();
 	sync_backend_setup();
 	sync_keyed_require_database();
+	sync_keyed_require_writable();
 	sync_keyed_ensure_loaded();
-	slot = sync_controller_slot(controller, true);
+	/* the slot now, so that a full registry is reported here */
+	(void) sync_controller_slot(controller, true);
+	/* the trigger on sync_controller applies it when we commit */
 	at = sync_controller_upsert(controller);
-	sync_controller_beat(slot, at);
 	PG_RETURN_TIMESTAMPTZ(at);
 }
 
@@ -622,17 +637,18 @@ sync_refresh(PG_FUNCTION_ARGS)
 	TimestampTz expires;
 	bool		found;
 
+	sync_keyed_require_database();
+	sync_keyed_require_writable();
 	if (!sync_keyed_lookup(name, holder, &info) || info.state != SYNC_ENTRY_HELD)
 		sync_report_lost(name, holder);
 	sync_check_owner(info.owner, name, holder);
-	if (lease_us == 0)
-		lease_us = info.lease_us;
-	if (lease_us == 0)
-		PG_RETURN_NULL();		/* held, with no lease to extend */
+	/* no lease given: the row's (as this transaction left it) */
 	expires = sync_state_refresh(name, holder, lease_us, &found);
 	if (!found)
 		sync_report_lost(name, holder);
 	sync_keyed_note_refresh(info.entry, info.request_id, lease_us, expires);
+	if (expires == 0)
+		PG_RETURN_NULL();		/* held, with no lease to extend */
 	PG_RETURN_TIMESTAMPTZ(expires);
 }
 
@@ -673,6 +689,7 @@ sync_force_release(PG_FUNCTION_ARGS)
 	sync_require_shmem();
 	sync_keyed_require_database();
 	sync_require_admin("force-release keyed holds");
+	sync_keyed_require_writable();
 	sync_keyed_ensure_loaded();
 	PG_RETURN_BOOL(sync_state_delete(name, holder, "forced release"));
 }
@@ -688,6 +705,7 @@ sync_forget_controller(PG_FUNCTION_ARGS)
 	sync_require_shmem();
 	sync_keyed_require_database();
 	sync_require_admin("forget controllers");
+	sync_keyed_require_writable();
 	sync_keyed_ensure_loaded();
 	PG_RETURN_INT32(sync_controller_forget(controller, release_holds));
 }
@@ -700,5 +718,6 @@ sync_reconcile(PG_FUNCTION_ARGS)
 	sync_require_shmem();
 	sync_backend_setup();
 	sync_keyed_require_database();
+	sync_keyed_require_writable();
 	PG_RETURN_INT32(sync_reconcile_round(NULL));
 }

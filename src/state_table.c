@@ -82,6 +82,7 @@ typedef enum StatePlan
 	PLAN_CTL_UPSERT,
 	PLAN_CTL_DELETE,
 	PLAN_DELETE_BY_CONTROLLER,
+	PLAN_DELETE_HOLDER,
 	NUM_PLANS
 } StatePlan;
 
@@ -205,8 +206,8 @@ static const PlanDef plan_defs[NUM_PLANS] = {
 		"UPDATE %s SET priority = $3 WHERE name" EQ "$1 AND workflowkey" EQ "$2",
 	3, {TEXTOID, TEXTOID, INT4OID}},
 	[PLAN_REFRESH] = {false,
-		"UPDATE %s SET lease = $3, lease_expires = pg_catalog.clock_timestamp() "
-		"OPERATOR(pg_catalog.+) $3 WHERE name" EQ "$1 AND workflowkey" EQ "$2 "
+		"UPDATE %s SET lease = COALESCE($3, lease), lease_expires = pg_catalog.clock_timestamp() "
+		"OPERATOR(pg_catalog.+) COALESCE($3, lease) WHERE name" EQ "$1 AND workflowkey" EQ "$2 "
 		"AND held RETURNING lease_expires",
 	3, {TEXTOID, TEXTOID, INTERVALOID}},
 	[PLAN_PERSIST] = {false,
@@ -234,6 +235,9 @@ static const PlanDef plan_defs[NUM_PLANS] = {
 	[PLAN_DELETE_BY_CONTROLLER] = {false,
 		"DELETE FROM %s WHERE controller" EQ "$1 AND (NOT held OR $2)",
 	2, {TEXTOID, BOOLOID}},
+	[PLAN_DELETE_HOLDER] = {false,
+		"DELETE FROM %s WHERE workflowkey" EQ "$1",
+	1, {TEXTOID}},
 };
 #undef EQ
 
@@ -398,6 +402,28 @@ sync_state_delete(const char *name, const char *holder, const char *reason)
 	return n > 0;
 }
 
+/* Delete every row of a holder (its holder lets go: no events). */
+int
+sync_state_delete_holder(const char *holder)
+{
+	Datum		values[1];
+	const char *save_reason = delete_reason;
+	volatile uint64 n = 0;
+
+	values[0] = CStringGetTextDatum(holder);
+	delete_reason = REASON_RELEASED;
+	PG_TRY();
+	{
+		n = sync_exec(PLAN_DELETE_HOLDER, values, NULL, NULL, NULL);
+	}
+	PG_FINALLY();
+	{
+		delete_reason = save_reason;
+	}
+	PG_END_TRY();
+	return (int) n;
+}
+
 void
 sync_state_set_priority(const char *name, const char *holder, int32 priority)
 {
@@ -417,10 +443,15 @@ sync_state_refresh(const char *name, const char *holder, int64 lease_us,
 	Datum		result = 0;
 	bool		isnull = true;
 
+	char		nulls[3] = {' ', ' ', ' '};
+
 	values[0] = CStringGetTextDatum(name);
 	values[1] = CStringGetTextDatum(holder);
-	values[2] = sync_interval_datum(lease_us);
-	*found = sync_exec(PLAN_REFRESH, values, NULL, &result, &isnull) > 0;
+	if (lease_us > 0)
+		values[2] = sync_interval_datum(lease_us);
+	else
+		nulls[2] = 'n';			/* keep the row's lease */
+	*found = sync_exec(PLAN_REFRESH, values, nulls, &result, &isnull) > 0;
 	return (*found && !isnull) ? DatumGetTimestampTz(result) : 0;
 }
 
@@ -535,13 +566,6 @@ sync_state_expire_leases(List *expired)
 		PG_END_TRY();
 	}
 	return n;
-}
-
-static int64
-sync_interval_us(Interval *iv)
-{
-	return iv->time + (int64) iv->day * USECS_PER_DAY +
-		(int64) iv->month * DAYS_PER_MONTH * USECS_PER_DAY;
 }
 
 /*
@@ -858,8 +882,6 @@ sync_controller_changed(PG_FUNCTION_ARGS)
 			sync_keyed_note_controller(name, true, 0);
 		return PointerGetDatum(NULL);
 	}
-	if (api_writing)
-		return PointerGetDatum(NULL);	/* sync_heartbeat() did it already */
 	tuple = TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event) ?
 		trigdata->tg_newtuple : trigdata->tg_trigtuple;
 	name = sync_tuple_text(tuple, desc, "controller");

@@ -354,6 +354,7 @@ extern Size sync_keyed_shmem_size(void);
 extern void sync_keyed_shmem_init(void);
 extern bool sync_keyed_database(void);
 extern void sync_keyed_require_database(void);
+extern void sync_keyed_require_writable(void);
 extern void sync_keyed_ensure_loaded(void);
 extern void sync_keyed_request(char **names, int nnames, const char *holder,
 							   int32 priority, const char *controller,
@@ -390,6 +391,7 @@ extern Oid	sync_limit_relid_cached(void);
 extern void sync_state_insert(SyncStateRow *row);
 extern bool sync_state_delete(const char *name, const char *holder,
 							  const char *reason);
+extern int	sync_state_delete_holder(const char *holder);
 extern void sync_state_set_priority(const char *name, const char *holder,
 									int32 priority);
 extern TimestampTz sync_state_refresh(const char *name, const char *holder,
@@ -436,6 +438,9 @@ extern bool sync_limits_pending(void);
 extern void sync_limits_precommit(void);
 extern void sync_limits_at_commit(void);
 extern void sync_limits_forget(void);
+
+/* sql_api.c */
+extern int64 sync_interval_us(Interval *iv);
 
 /* names.c */
 extern SyncLockKind sync_parse_lock_name(const char *name);
