@@ -280,6 +280,11 @@ sync_keyed_fill_result(SyncEntry *e, SyncKeyedResult *r)
 	r->priority = e->priority;
 	r->granted_at = e->since;
 	r->lease_expires = e->lease_expires;
+	r->unwritten = r->held && !e->persisted &&
+		!TransactionIdIsValid(e->created_xid);
+	r->grant.entry = e;
+	r->grant.request_id = e->request_id;
+	r->grant.token = e->token;
 }
 
 /*
@@ -309,6 +314,15 @@ sync_keyed_report_existing(SyncEntry **existing, int nnames, const char *holder,
 	LWLockRelease(SyncState->holders_lock);
 	if (LWLockHeldByMe(SyncState->controllers_lock))
 		LWLockRelease(SyncState->controllers_lock);
+
+	/*
+	 * A grant the worker has not written yet is written now, in this
+	 * transaction, before we report it: a hold reported by a committed
+	 * request must survive a crash.
+	 */
+	for (int i = 0; i < nnames; i++)
+		if (results[i].unwritten)
+			(void) sync_state_persist_grant(&results[i].grant);
 
 	if (resort)
 	{
@@ -383,6 +397,7 @@ sync_keyed_request(char **names, int nnames, const char *holder,
 	MemoryContext oldcxt;
 	volatile bool already = false;
 	bool		beating = false;
+	TimestampTz order_at;
 
 	sync_require_shmem();
 	sync_backend_setup();
@@ -509,7 +524,8 @@ sync_keyed_request(char **names, int nnames, const char *holder,
 		sync_report_bind_error(&req, error, failed);
 	}
 
-	now = GetCurrentTimestamp();
+	now = req.entries[0]->since;	/* when the request was bound */
+	order_at = has_queued_at ? queued_at : now;
 	active = (ctl < 0 || beating || sync_controller_active(ctl));
 	for (int i = 0; i < nnames; i++)
 	{
@@ -520,7 +536,8 @@ sync_keyed_request(char **names, int nnames, const char *holder,
 		e->holder = h;
 		dlist_push_tail(&h->entries, &e->holder_link);
 		h->nentries++;
-		e->queued_at = has_queued_at ? queued_at : now;
+		e->queued_at = order_at;
+		e->since = order_at;	/* waiting since: as the table will say */
 		e->lease_us = lease_us;
 		e->lease_expires = 0;
 		e->created_xid = xid;
@@ -573,7 +590,7 @@ sync_keyed_request(char **names, int nnames, const char *holder,
 		row.controller = (char *) controller;
 		row.held = results[i].held;
 		row.priority = priority;
-		row.queued_at = has_queued_at ? queued_at : now;
+		row.queued_at = order_at;
 		row.token = results[i].token;
 		row.granted_at = results[i].granted_at;
 		row.lease_us = lease_us;
@@ -620,6 +637,7 @@ sync_keyed_lookup(const char *name, const char *holder, SyncKeyedInfo *info)
 		info->request_id = e->request_id;
 		info->nlocks = e->nlocks;
 		info->controller = e->controller;
+		info->persisted = e->persisted;
 		info->entry = e;
 		LWLockRelease(partition);
 	}

@@ -292,6 +292,7 @@ sync_lock_status(PG_FUNCTION_ARGS)
 	int			maxrows;
 
 	sync_require_shmem();
+	sync_keyed_ensure_loaded();
 	InitMaterializedSRF(fcinfo, 0);
 
 	sync_lock_partitions(all, LW_SHARED);
@@ -377,6 +378,7 @@ sync_entry_status(PG_FUNCTION_ARGS)
 	int			maxrows;
 
 	sync_require_shmem();
+	sync_keyed_ensure_loaded();
 	InitMaterializedSRF(fcinfo, 0);
 
 	sync_lock_partitions(all, LW_SHARED);
@@ -661,7 +663,9 @@ sync_is_held(PG_FUNCTION_ARGS)
 	char	   *holder = sync_key_arg(fcinfo, 1, "holder", false);
 	SyncKeyedInfo info;
 
-	if (!sync_keyed_lookup(name, holder, &info) || info.state != SYNC_ENTRY_HELD)
+	/* a grant not yet written to sync_state does not count yet */
+	if (!sync_keyed_lookup(name, holder, &info) || info.state != SYNC_ENTRY_HELD ||
+		!info.persisted)
 		PG_RETURN_BOOL(false);
 	if (PG_NARGS() > 2 && !PG_ARGISNULL(2) && PG_GETARG_INT64(2) != info.token)
 		PG_RETURN_BOOL(false);

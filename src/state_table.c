@@ -494,6 +494,38 @@ sync_state_notify(const char *event, const char *name, const char *holder,
  * round of a process, every unwritten grant) to sync_state and announce
  * them.  Returns how many were written.
  */
+/*
+ * Write one grant of a pending entry to sync_state and announce it, in the
+ * current transaction; false if the entry has moved on or the row already
+ * says so.
+ */
+bool
+sync_state_persist_grant(SyncOutboxItem *item)
+{
+	SyncStateRow row;
+	Datum		values[6];
+	char		nulls[6];
+
+	if (!sync_keyed_grant_info(item, &row))
+		return false;
+	memset(nulls, ' ', sizeof(nulls));
+	values[0] = CStringGetTextDatum(row.name);
+	values[1] = CStringGetTextDatum(row.holder);
+	values[2] = Int64GetDatum(row.token);
+	values[3] = TimestampTzGetDatum(row.granted_at);
+	if (row.lease_expires != 0)
+		values[4] = TimestampTzGetDatum(row.lease_expires);
+	else
+		nulls[4] = 'n';
+	values[5] = Int64GetDatum(row.request_id);
+	if (sync_exec(PLAN_PERSIST, values, nulls, NULL, NULL) == 0)
+		return false;
+	sync_state_notify("granted", row.name, row.holder, row.token,
+					  row.controller, NULL);
+	sync_keyed_note_persisted(item->entry, item->request_id, item->token);
+	return true;
+}
+
 int
 sync_state_persist_grants(void)
 {
@@ -509,32 +541,8 @@ sync_state_persist_grants(void)
 		scanned = true;
 	}
 	foreach(lc, items)
-	{
-		SyncOutboxItem *item = (SyncOutboxItem *) lfirst(lc);
-		SyncStateRow row;
-		Datum		values[6];
-		char		nulls[6];
-
-		if (!sync_keyed_grant_info(item, &row))
-			continue;
-		memset(nulls, ' ', sizeof(nulls));
-		values[0] = CStringGetTextDatum(row.name);
-		values[1] = CStringGetTextDatum(row.holder);
-		values[2] = Int64GetDatum(row.token);
-		values[3] = TimestampTzGetDatum(row.granted_at);
-		if (row.lease_expires != 0)
-			values[4] = TimestampTzGetDatum(row.lease_expires);
-		else
-			nulls[4] = 'n';
-		values[5] = Int64GetDatum(row.request_id);
-		if (sync_exec(PLAN_PERSIST, values, nulls, NULL, NULL) > 0)
-		{
-			sync_state_notify("granted", row.name, row.holder, row.token,
-							  row.controller, NULL);
-			sync_keyed_note_persisted(item->entry, item->request_id, item->token);
+		if (sync_state_persist_grant((SyncOutboxItem *) lfirst(lc)))
 			n++;
-		}
-	}
 	return n;
 }
 

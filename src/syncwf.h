@@ -309,6 +309,8 @@ typedef struct SyncKeyedResult
 	int32		priority;
 	TimestampTz granted_at;		/* held: when */
 	TimestampTz lease_expires;	/* held with a lease: expiry, else 0 */
+	bool		unwritten;		/* held, but sync_state does not say so yet */
+	SyncOutboxItem grant;		/* held: the grant, to write it */
 } SyncKeyedResult;
 
 typedef struct SyncKeyedInfo
@@ -322,6 +324,7 @@ typedef struct SyncKeyedInfo
 	uint64		request_id;
 	int			nlocks;
 	int			controller;
+	bool		persisted;
 	SyncEntry  *entry;			/* valid only for operations noted below */
 } SyncKeyedInfo;
 
@@ -396,6 +399,7 @@ extern void sync_state_set_priority(const char *name, const char *holder,
 									int32 priority);
 extern TimestampTz sync_state_refresh(const char *name, const char *holder,
 									  int64 lease_us, bool *found);
+extern bool sync_state_persist_grant(SyncOutboxItem *item);
 extern int	sync_state_persist_grants(void);
 extern int	sync_state_expire_leases(List *expired);
 extern List *sync_state_read_all(List **controllers);
