@@ -2,27 +2,42 @@
 # scripts/bench.sh: syncwf benchmark, run by `make bench`.
 #
 # Builds and installs the extension, starts a throwaway cluster in .bench/
-# (unix socket only, inside .bench/), and compares syncwf with PostgreSQL's
-# advisory locks under pgbench.  Contenders are interleaved within the run
-# (A, B, A, B, ...) so machine noise hits both; the median of each contender
-# is reported.  The results table is printed and written to
-# docs/benchmarks.md; every figure in that file comes from this run.
+# (unix socket only, inside .bench/), and compares syncwf's session holds
+# with PostgreSQL's advisory locks (comparisons 1-4) and its keyed holds with
+# a plain-SQL table semaphore (5), a deep queue (6) and a target hand-off
+# latency (7).  Contenders are interleaved within the run (A, B, A, B, ...)
+# so machine noise hits both; the median of each contender is reported.  The
+# results table is printed and written to docs/benchmarks.md; every figure in
+# that file comes from this run.
 #
 # Environment:
+#   BENCH_ONLY         comparisons to run: "all" (default), "engine" (1-4),
+#                      "keyed" (5-7) or numbers, e.g. "5 7" or "1,5"; the
+#                      others are reported as not run.  A partial run writes
+#                      its report to $BENCH_DIR/benchmarks.md unless
+#                      BENCH_OUT says otherwise (docs/ keeps full runs only)
 #   BENCH_SECONDS      duration of each pgbench run (default 10)
-#   BENCH_ROUNDS       rounds per contender in comparisons 1 and 2 (default 5)
+#   BENCH_ROUNDS       rounds per contender in comparisons 1, 2 and 5
+#                      (default 5)
 #   BENCH_FULL_ORDER   order of empty/full rounds in comparison 4 (default
 #                      "E F E F E F E F"); every F after an E refills
 #                      1,000,000 locks (a few seconds each)
 #   BENCH_HANDOFFS     iterations per session in comparison 3 (default 1001,
 #                      i.e. 2001 hand-offs per round)
-#   BENCH_LAT_ROUNDS   rounds per lock in comparison 3, interleaved (default 3)
+#   BENCH_LAT_ROUNDS   rounds per contender in comparisons 3 and 7,
+#                      interleaved (default 3)
+#   BENCH_DEEP_ORDER   order of empty/deep rounds in comparison 6 (default
+#                      "E F E F E F E F"); every F after an E queues 100,000
+#                      keyed requests again (a few seconds each)
+#   BENCH_KEYED_HANDOFFS  hand-offs per round in comparison 7 (default 1000)
 #   BENCH_WARMUP       seconds of unrecorded warm-up per contender (default 2)
 #   BENCH_SKIP_SYNCWF  1: do not build or load syncwf; run only the advisory
 #                      contenders (to test this script); the report goes to
 #                      .bench/benchmarks.md instead of docs/
 #   BENCH_SKIP_BUILD   1: do not build; benchmark the syncwf already installed
-#                      (the report says so)
+#                      (the report says so); SYNCWF_NO_BUILD=1 means the same
+#   BENCH_DIR          the throwaway cluster, logs and helper binary
+#                      (default .bench/ in the repository)
 #   BENCH_OUT          where to write the report (default docs/benchmarks.md)
 #   BENCH_STRICT       1: exit 1 when a target is missed (default: report only)
 #   PG_CONFIG          pg_config of the PostgreSQL to build against
@@ -39,13 +54,37 @@ cd "$ROOT"
 BENCH_SECONDS=${BENCH_SECONDS:-10}
 BENCH_ROUNDS=${BENCH_ROUNDS:-5}
 BENCH_FULL_ORDER=${BENCH_FULL_ORDER:-"E F E F E F E F"}
+BENCH_DEEP_ORDER=${BENCH_DEEP_ORDER:-"E F E F E F E F"}
 BENCH_HANDOFFS=${BENCH_HANDOFFS:-1001}
+BENCH_KEYED_HANDOFFS=${BENCH_KEYED_HANDOFFS:-1000}
 BENCH_LAT_ROUNDS=${BENCH_LAT_ROUNDS:-3}
 BENCH_WARMUP=${BENCH_WARMUP:-2}
 BENCH_SKIP_SYNCWF=${BENCH_SKIP_SYNCWF:-0}
 BENCH_STRICT=${BENCH_STRICT:-0}
-if [[ $BENCH_SKIP_SYNCWF == 1 ]]; then
-    BENCH_OUT=${BENCH_OUT:-$ROOT/.bench/benchmarks.md}
+BENCH_ONLY=${BENCH_ONLY:-all}
+[[ ${SYNCWF_NO_BUILD:-0} == 1 ]] && BENCH_SKIP_BUILD=1
+BENCH_DIR=${BENCH_DIR:-$ROOT/.bench}
+
+die() { printf '[bench] ERROR: %s\n' "$*" >&2; exit 1; }
+
+# BENCH_ONLY -> the set of comparisons to run
+RUN=" "
+for w in ${BENCH_ONLY//,/ }; do
+    case $w in
+    all) RUN+="1 2 3 4 5 6 7 " ;;
+    engine) RUN+="1 2 3 4 " ;;
+    keyed) RUN+="5 6 7 " ;;
+    [1-7]) RUN+="$w " ;;
+    *) die "BENCH_ONLY: unknown word '$w' (use all, engine, keyed or numbers 1-7)" ;;
+    esac
+done
+want() { [[ $RUN == *" $1 "* ]]; }
+PARTIAL=0
+for n in 1 2 3 4 5 6 7; do want "$n" || PARTIAL=1; done
+[[ $RUN == " " ]] && die "BENCH_ONLY selects no comparison"
+
+if [[ $BENCH_SKIP_SYNCWF == 1 || $PARTIAL == 1 ]]; then
+    BENCH_OUT=${BENCH_OUT:-$BENCH_DIR/benchmarks.md}
 else
     BENCH_OUT=${BENCH_OUT:-$ROOT/docs/benchmarks.md}
 fi
@@ -54,15 +93,21 @@ CLIENTS=8
 THREADS=2
 NAMES=100000          # sync_limit rows bench/1..bench/N, range of random keys
 FILL=1000000          # live locks held by the filler in comparison 4
+KEYED_SEMS=1000       # comparison 5: semaphores sem/bench/k1..k<N>
+KEYED_LIMIT=2         # ... and their limit
+DEEP=100000           # comparison 6: pending keyed requests in the deep queue
+DEEP_LOCK=sem/bench/deep          # the queue (limit CLIENTS)
+DEEP_BLOCK=mtx/bench/deep-block   # held throughout comparison 6
+HO_WARMUP=20          # unrecorded hand-offs per round of comparison 7
 MAX_LOCKS=1100000
 MAX_ENTRIES=1200000
+MAX_HOLDERS=300000
 
-die() { printf '[bench] ERROR: %s\n' "$*" >&2; exit 1; }
-for v in BENCH_SECONDS BENCH_ROUNDS BENCH_HANDOFFS BENCH_LAT_ROUNDS BENCH_WARMUP; do
+for v in BENCH_SECONDS BENCH_ROUNDS BENCH_HANDOFFS BENCH_LAT_ROUNDS BENCH_WARMUP BENCH_KEYED_HANDOFFS; do
     [[ ${!v} =~ ^[0-9]+$ ]] || die "$v must be a non-negative integer"
 done
-((BENCH_SECONDS > 0 && BENCH_ROUNDS > 0 && BENCH_LAT_ROUNDS > 0 && BENCH_HANDOFFS > 1)) ||
-    die "BENCH_SECONDS, BENCH_ROUNDS, BENCH_LAT_ROUNDS must be > 0 and BENCH_HANDOFFS > 1"
+((BENCH_SECONDS > 0 && BENCH_ROUNDS > 0 && BENCH_LAT_ROUNDS > 0 && BENCH_HANDOFFS > 1 && BENCH_KEYED_HANDOFFS > 0)) ||
+    die "BENCH_SECONDS, BENCH_ROUNDS, BENCH_LAT_ROUNDS, BENCH_KEYED_HANDOFFS must be > 0 and BENCH_HANDOFFS > 1"
 
 T0=$SECONDS
 LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -78,7 +123,7 @@ source "$ROOT/scripts/common.sh"
 log() { printf '[bench %s +%ss] %s\n' "$(date +%H:%M:%S)" "$((SECONDS - T0))" "$*" >&2; }
 die() { printf '[bench] ERROR: %s\n' "$*" >&2; exit 1; }
 
-ensure_packages
+ensure_packages libpq-dev     # libpq-fe.h for bench/keyed_handoff.c
 ensure_pg_user
 command -v "$PG_CONFIG" >/dev/null 2>&1 || die "$PG_CONFIG not found"
 load_pg_paths
@@ -107,7 +152,6 @@ fi
 
 # --- throwaway cluster -------------------------------------------------------
 
-BENCH_DIR=$ROOT/.bench
 DATA=$BENCH_DIR/data
 SOCK=$BENCH_DIR/sock
 LOGS=$BENCH_DIR/logs
@@ -173,6 +217,8 @@ as_pg "$PGBIN/initdb" -D "$DATA" -U postgres --auth=trust -E UTF8 --locale=C.UTF
         echo "shared_preload_libraries = 'syncwf'"
         echo "syncwf.max_locks = $MAX_LOCKS"
         echo "syncwf.max_entries = $MAX_ENTRIES"
+        echo "syncwf.max_holders = $MAX_HOLDERS"
+        echo "syncwf.database = '$DB'"
     fi
 } >>"$DATA/postgresql.conf"
 
@@ -189,8 +235,20 @@ if [[ $BENCH_SKIP_SYNCWF != 1 ]]; then
     t=$SECONDS
     q "INSERT INTO sync_limit SELECT 'bench/' || g, 1 FROM generate_series(1, $NAMES) g" >/dev/null
     log "sync_limit: $NAMES rows 'bench/1'..'bench/$NAMES' with sizelimit 1 ($((SECONDS - t)) s)"
+    q "INSERT INTO sync_limit SELECT 'bench/k' || g, $KEYED_LIMIT FROM generate_series(1, $KEYED_SEMS) g;
+       INSERT INTO sync_limit VALUES ('${DEEP_LOCK#sem/}', $CLIENTS)" >/dev/null
 fi
 as_pg "${PSQL[@]}" -d "$DB" -f "$ROOT/bench/pingpong.sql" >/dev/null
+as_pg "${PSQL[@]}" -d "$DB" -f "$ROOT/bench/keyed_setup.sql" >/dev/null
+q "INSERT INTO bench_sem_limit SELECT 'sem/bench/k' || g, $KEYED_LIMIT FROM generate_series(1, $KEYED_SEMS) g" >/dev/null
+if want 7; then
+    # comparison 7's client, built with libpq; run as the server user
+    HO_BIN=$BENCH_DIR/keyed_handoff
+    cc -O2 -Wall -Werror -I"$("$PG_CONFIG" --includedir)" "$ROOT/bench/keyed_handoff.c" \
+        -L"$("$PG_CONFIG" --libdir)" -lpq -o "$HO_BIN" >"$LOGS/keyed_handoff-build.log" 2>&1 ||
+        die "building bench/keyed_handoff.c failed, see $LOGS/keyed_handoff-build.log"
+    chmod 755 "$HO_BIN"
+fi
 q "VACUUM ANALYZE" >/dev/null
 
 PG_VERSION=$(q "SELECT version()")
@@ -302,19 +360,27 @@ if [[ $BENCH_SKIP_SYNCWF == 1 ]]; then SW_RANDOM=-; SW_HOT=-; fi
 
 # --- 1. random names -----------------------------------------------------------
 
-log "comparison 1: random names, $CLIENTS clients, $BENCH_ROUNDS rounds of ${BENCH_SECONDS}s each"
-compare_ab "1-random" syncwf "$SW_RANDOM" advisory "$ROOT/bench/advisory_random.sql"
-R1_SW=$MED_A R1_ADV=$MED_B
-R1=n/a; [[ $R1_SW != n/a ]] && R1=$(ratio "$R1_SW" "$R1_ADV")
-add_summary "1. random names" "median tps syncwf / advisory ($R1_SW / $R1_ADV)" "$R1" ">=" 0.8
+if want 1; then
+    log "comparison 1: random names, $CLIENTS clients, $BENCH_ROUNDS rounds of ${BENCH_SECONDS}s each"
+    compare_ab "1-random" syncwf "$SW_RANDOM" advisory "$ROOT/bench/advisory_random.sql"
+    R1_SW=$MED_A R1_ADV=$MED_B
+    R1=n/a; [[ $R1_SW != n/a ]] && R1=$(ratio "$R1_SW" "$R1_ADV")
+    add_summary "1. random names" "median tps syncwf / advisory ($R1_SW / $R1_ADV)" "$R1" ">=" 0.8
+else
+    add_summary "1. random names" "median tps syncwf / advisory" "n/a" ">=" 0.8
+fi
 
 # --- 2. one hot mutex ----------------------------------------------------------
 
-log "comparison 2: one hot lock, $CLIENTS clients, $BENCH_ROUNDS rounds of ${BENCH_SECONDS}s each"
-compare_ab "2-hot" syncwf "$SW_HOT" advisory "$ROOT/bench/advisory_hot.sql"
-R2_SW=$MED_A R2_ADV=$MED_B
-R2=n/a; [[ $R2_SW != n/a ]] && R2=$(ratio "$R2_SW" "$R2_ADV")
-add_summary "2. one hot lock" "median tps syncwf / advisory ($R2_SW / $R2_ADV)" "$R2" ">=" 0.8
+if want 2; then
+    log "comparison 2: one hot lock, $CLIENTS clients, $BENCH_ROUNDS rounds of ${BENCH_SECONDS}s each"
+    compare_ab "2-hot" syncwf "$SW_HOT" advisory "$ROOT/bench/advisory_hot.sql"
+    R2_SW=$MED_A R2_ADV=$MED_B
+    R2=n/a; [[ $R2_SW != n/a ]] && R2=$(ratio "$R2_SW" "$R2_ADV")
+    add_summary "2. one hot lock" "median tps syncwf / advisory ($R2_SW / $R2_ADV)" "$R2" ">=" 0.8
+else
+    add_summary "2. one hot lock" "median tps syncwf / advisory" "n/a" ">=" 0.8
+fi
 
 # --- 3. release -> waiter-running latency ---------------------------------------
 
@@ -372,22 +438,26 @@ pingpong() {
     LAT_ROWS+=("| $kind | $4 | $handoffs | $events | $p50 | $p99 | $pmax |")
 }
 
-log "comparison 3: release -> waiter-running latency, $BENCH_LAT_ROUNDS rounds per lock of 2 sessions x $BENCH_HANDOFFS iterations"
-for ((r = 1; r <= BENCH_LAT_ROUNDS; r++)); do
-    if [[ $BENCH_SKIP_SYNCWF != 1 ]]; then
-        pingpong syncwf mtx/bench/pingpong 0 "$r"
-        check_no_syncwf_leftovers
-    fi
-    pingpong advisory - 4242 "$r"
-done
-for kind in syncwf advisory; do
-    [[ $kind == syncwf && $BENCH_SKIP_SYNCWF == 1 ]] && continue
-    read -r events handoffs p50 p99 pmax < <(lat_stats "$kind-%")
-    LAT_ROWS+=("| **$kind** | **all** | **$handoffs** | **$events** | **$p50** | **$p99** | **$pmax** |")
-    [[ $kind == syncwf ]] && L_P99=$p99 L_P50=$p50
-done
-if [[ $BENCH_SKIP_SYNCWF == 1 ]]; then L_P99=n/a L_P50=n/a; fi
-add_summary "3. hand-off latency" "syncwf p99 over all hand-offs, microseconds (p50 $L_P50)" "$L_P99" "<=" 1000
+if want 3; then
+    log "comparison 3: release -> waiter-running latency, $BENCH_LAT_ROUNDS rounds per lock of 2 sessions x $BENCH_HANDOFFS iterations"
+    for ((r = 1; r <= BENCH_LAT_ROUNDS; r++)); do
+        if [[ $BENCH_SKIP_SYNCWF != 1 ]]; then
+            pingpong syncwf mtx/bench/pingpong 0 "$r"
+            check_no_syncwf_leftovers
+        fi
+        pingpong advisory - 4242 "$r"
+    done
+    for kind in syncwf advisory; do
+        [[ $kind == syncwf && $BENCH_SKIP_SYNCWF == 1 ]] && continue
+        read -r events handoffs p50 p99 pmax < <(lat_stats "$kind-%")
+        LAT_ROWS+=("| **$kind** | **all** | **$handoffs** | **$events** | **$p50** | **$p99** | **$pmax** |")
+        [[ $kind == syncwf ]] && L_P99=$p99 L_P50=$p50
+    done
+    if [[ $BENCH_SKIP_SYNCWF == 1 ]]; then L_P99=n/a L_P50=n/a; fi
+    add_summary "3. hand-off latency" "syncwf p99 over all hand-offs, microseconds (p50 $L_P50)" "$L_P99" "<=" 1000
+else
+    add_summary "3. hand-off latency" "syncwf p99 over all hand-offs, microseconds" "n/a" "<=" 1000
+fi
 
 # --- 4. cost with 1,000,000 other live locks ------------------------------------
 
@@ -410,7 +480,7 @@ filler_send() {  # filler_send TAG SQL: run SQL in the filler session, wait for 
          FROM pg_stat_activity WHERE application_name = 'bench_filler'"
 }
 
-if [[ $BENCH_SKIP_SYNCWF != 1 ]]; then
+if want 4 && [[ $BENCH_SKIP_SYNCWF != 1 ]]; then
     log "comparison 4: workload 1 with no other locks (E) and with $FILL live locks held by another session (F), order: $BENCH_FULL_ORDER"
     mkfifo "$BENCH_DIR/filler.fifo"
     chmod 644 "$BENCH_DIR/filler.fifo"
@@ -473,6 +543,196 @@ else
     add_summary "4. 1,000,000 live locks" "median tps empty / full" "n/a" "<=" 1.3
 fi
 
+# --- keyed holds: helpers -----------------------------------------------------------
+
+# The worker hands freed slots to pending keyed requests and sends their
+# NOTIFYs; it connects to syncwf.database (bench), retrying every 5 s until
+# that database exists.
+wait_worker() {
+    local i
+    for ((i = 0; i < 300; i++)); do
+        [[ $(q "SELECT count(*) FROM pg_stat_activity
+                 WHERE backend_type = 'syncwf worker' AND datname = current_database()") == 1 ]] && return 0
+        sleep 0.1
+    done
+    die "the syncwf worker is not connected to database $DB after 30 s, see $BENCH_DIR/server.log"
+}
+
+# No keyed rows may survive a run but the named holder's.
+check_keyed_rows() {
+    local keep=${1:-} n
+    wait_idle
+    n=$(q "SELECT count(*) FROM sync_state WHERE workflowkey IS DISTINCT FROM nullif('$keep', '')")
+    [[ $n == 0 ]] || die "$n sync_state rows left after a run: $(q "SELECT string_agg(name || ' ' || workflowkey, ', ') FROM (SELECT * FROM sync_state LIMIT 5) s")"
+}
+
+# elapsed seconds since a date +%s.%N stamp, one decimal
+since() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f\n", b - a }'; }
+
+if [[ $BENCH_SKIP_SYNCWF != 1 ]] && { want 5 || want 6 || want 7; }; then
+    wait_worker
+fi
+
+# --- 5. keyed holds vs a plain-SQL table semaphore ---------------------------------
+
+if want 5; then
+    SW_KEYED=$ROOT/bench/keyed_random.sql
+    [[ $BENCH_SKIP_SYNCWF == 1 ]] && SW_KEYED=-
+    log "comparison 5: keyed holds vs a table semaphore, $CLIENTS clients, $BENCH_ROUNDS rounds of ${BENCH_SECONDS}s each"
+    compare_ab "5-keyed" syncwf "$SW_KEYED" table "$ROOT/bench/table_semaphore.sql"
+    R5_SW=$MED_A R5_TAB=$MED_B
+    [[ $BENCH_SKIP_SYNCWF != 1 ]] && check_keyed_rows
+    n=$(q "SELECT count(*) FROM bench_sem")
+    [[ $n == 0 ]] || die "$n bench_sem rows left after the table semaphore's rounds"
+    R5=n/a; [[ $R5_SW != n/a ]] && R5=$(ratio "$R5_SW" "$R5_TAB")
+    add_summary "5. keyed holds vs table semaphore" "median tps syncwf / table ($R5_SW / $R5_TAB)" "$R5" ">=" 1.5
+else
+    add_summary "5. keyed holds vs table semaphore" "median tps syncwf / table" "n/a" ">=" 1.5
+fi
+
+# --- 6. request + release at the front of a 100,000-deep keyed queue ---------------
+
+DEEP_ROWS=()
+# deep_counts: "holders waiters" of the deep queue's lock
+deep_counts() {
+    q "SELECT coalesce(sum(holders), 0), coalesce(sum(waiters), 0)
+         FROM sync_locks WHERE lock_name = '$DEEP_LOCK'" | tr '|' ' '
+}
+# The blocker: holds $DEEP_BLOCK throughout, so that the queued two-lock
+# requests can never be granted.
+deep_block() {
+    [[ $(q "SELECT status FROM sync_request('$DEEP_BLOCK', 'bench/deep/blocker')") == held ]] ||
+        die "could not take $DEEP_BLOCK for comparison 6"
+}
+# Empty the deep queue: TRUNCATE sync_state withdraws every keyed entry at
+# commit in one step (withdrawing $DEEP two-lock requests one by one costs a
+# sequential scan of sync_state each: sync_state has no index on
+# workflowkey), then the blocker takes $DEEP_BLOCK again.
+deep_withdraw() {
+    q "TRUNCATE sync_state" >/dev/null
+    deep_block
+}
+if want 6 && [[ $BENCH_SKIP_SYNCWF != 1 ]]; then
+    log "comparison 6: keyed request + release at the front of an empty queue (E) and of $DEEP pending requests (F), order: $BENCH_DEEP_ORDER"
+    deep_block
+    deep=0 fills=0
+    E=() F=()
+    if ((BENCH_WARMUP > 0)); then run_pgbench "6-warmup" "$ROOT/bench/keyed_deep.sql" "$BENCH_WARMUP" >/dev/null; fi
+    for step in $BENCH_DEEP_ORDER; do
+        case $step in
+        E)
+            if ((deep)); then
+                t=$(date +%s.%N)
+                deep_withdraw
+                secs=$(since "$t")
+                check_keyed_rows bench/deep/blocker
+                read -r nh nw < <(deep_counts)
+                [[ "$nh $nw" == "0 0" ]] || die "after withdrawing the deep queue: $nh holders, $nw waiters on $DEEP_LOCK"
+                q "VACUUM ANALYZE sync_state" >/dev/null
+                log "withdrew the $DEEP queued requests in ${secs}s"
+                DEEP_ROWS+=("| withdraw $fills | \`TRUNCATE sync_state\`, then the blocker's request again | $secs |")
+                deep=0
+            fi
+            t=$(run_pgbench "6-empty-$((${#E[@]} + 1))" "$ROOT/bench/keyed_deep.sql" "$BENCH_SECONDS")
+            check_keyed_rows bench/deep/blocker
+            E+=("$t")
+            log "6 round ${#E[@]}: empty queue $t tps"
+            ;;
+        F)
+            if ((!deep)); then
+                fills=$((fills + 1))
+                t=$(date +%s.%N)
+                n=$(q "SELECT count(*) FROM generate_series(1, $DEEP) g,
+                              LATERAL sync_request(ARRAY['$DEEP_LOCK', '$DEEP_BLOCK'], 'bench/deep/q' || g,
+                                                   priority => g - $DEEP - 1) r
+                        WHERE r.status = 'pending'")
+                secs=$(since "$t")
+                [[ $n == $((2 * DEEP)) ]] || die "the deep queue: $n pending rows instead of $((2 * DEEP))"
+                read -r nh nw < <(deep_counts)
+                [[ "$nh $nw" == "0 $DEEP" ]] || die "the deep queue: $nh holders, $nw waiters on $DEEP_LOCK instead of 0, $DEEP"
+                chk=$(q "SELECT count(*) FILTER (WHERE active), min(position), max(position)
+                           FROM sync_waiters WHERE lock_name = '$DEEP_LOCK'" | tr '|' ' ')
+                [[ $chk == "$DEEP 1 $DEEP" ]] || die "the deep queue (active, first, last position): $chk"
+                q "VACUUM ANALYZE sync_state" >/dev/null
+                log "queued $DEEP two-lock requests in ${secs}s ($DEEP_LOCK: $nh holders, $nw waiters, all active)"
+                DEEP_ROWS+=("| queue $fills | $DEEP x \`sync_request(ARRAY['$DEEP_LOCK', '$DEEP_BLOCK'], 'bench/deep/q<g>', priority => g - $((DEEP + 1)))\` in one statement; then $DEEP_LOCK has $nh holders and $nw active waiters | $secs |")
+                deep=1
+            fi
+            t=$(run_pgbench "6-deep-$((${#F[@]} + 1))" "$ROOT/bench/keyed_deep.sql" "$BENCH_SECONDS")
+            wait_idle
+            read -r nh nw < <(deep_counts)
+            [[ "$nh $nw" == "0 $DEEP" ]] || die "after a deep round: $nh holders, $nw waiters on $DEEP_LOCK instead of 0, $DEEP"
+            F+=("$t")
+            log "6 round ${#F[@]}: $DEEP queued $t tps"
+            ;;
+        *) die "BENCH_DEEP_ORDER: unknown step '$step' (use E and F)" ;;
+        esac
+    done
+    ((deep)) && deep_withdraw
+    [[ $(q "SELECT sync_release('$DEEP_BLOCK', 'bench/deep/blocker')") == t ]] ||
+        die "could not release $DEEP_BLOCK after comparison 6"
+    check_keyed_rows
+    q "VACUUM ANALYZE sync_state" >/dev/null
+    ((${#E[@]} > 0 && ${#F[@]} > 0)) || die "BENCH_DEEP_ORDER needs at least one E and one F"
+    R6_E=$(median "${E[@]}") R6_F=$(median "${F[@]}")
+    ROUND_ROWS+=("| 6-deep | syncwf keyed, empty queue | $(IFS='|'; echo "${E[*]}" | sed 's/|/ \/ /g') | $R6_E | $(spread "${E[@]}") |")
+    ROUND_ROWS+=("| 6-deep | syncwf keyed, $DEEP queued behind | $(IFS='|'; echo "${F[*]}" | sed 's/|/ \/ /g') | $R6_F | $(spread "${F[@]}") |")
+    R6=$(ratio "$R6_E" "$R6_F")
+    add_summary "6. 100,000-deep keyed queue" "median tps empty / deep ($R6_E / $R6_F)" "$R6" "<=" 1.3
+else
+    add_summary "6. 100,000-deep keyed queue" "median tps empty / deep" "n/a" "<=" 1.3
+fi
+
+# --- 7. keyed hand-off: sync_release -> the pending holder's NOTIFY ----------------
+
+HO_ROWS=()
+# ho_stats FILE...: "hand-offs p50 p99 max call_p50" (percentile_disc, microseconds)
+ho_stats() {
+    # shellcheck disable=SC2016  # awk code
+    local pcts='function pct(p,   i) { i = int(p * NR); if (i < p * NR) i++; if (i < 1) i = 1; return v[i] }
+                { v[NR] = $1 }'
+    printf '%s %s\n' \
+        "$(awk '{print $1}' "$@" | sort -n | awk "$pcts"' END { print NR, pct(0.5), pct(0.99), v[NR] }')" \
+        "$(awk '{print $2}' "$@" | sort -n | awk "$pcts"' END { print pct(0.5) }')"
+}
+# ho_round MODE ROUND
+ho_round() {
+    local mode=$1 r=$2 out rc=0 n p50 p99 pmax c50 label
+    out=$LOGS/keyed-handoff-$mode-$r
+    wait_idle
+    as_pg timeout 600 "$HO_BIN" "host=$SOCK port=$PORT user=postgres dbname=$DB" \
+        "$mode" "$BENCH_KEYED_HANDOFFS" "$HO_WARMUP" >"$out.txt" 2>"$out.err" || rc=$?
+    ((rc == 0)) || die "keyed hand-off $mode round $r failed (exit $rc): $(head -c 300 "$out.err") -- see $out.err"
+    read -r n p50 p99 pmax c50 < <(ho_stats "$out.txt")
+    [[ $n == "$BENCH_KEYED_HANDOFFS" ]] || die "keyed hand-off $mode round $r: $n hand-offs recorded instead of $BENCH_KEYED_HANDOFFS"
+    label=$mode; [[ $mode == sql ]] && label="plain SQL"
+    log "keyed hand-off $mode round $r: $n hand-offs: p50 ${p50} us, p99 ${p99} us, max ${pmax} us (release call p50 ${c50} us)"
+    HO_ROWS+=("| $label | $r | $n | $p50 | $p99 | $pmax | $c50 |")
+}
+
+if want 7; then
+    log "comparison 7: keyed hand-off latency, $BENCH_LAT_ROUNDS rounds per contender of $BENCH_KEYED_HANDOFFS hand-offs"
+    for ((r = 1; r <= BENCH_LAT_ROUNDS; r++)); do
+        if [[ $BENCH_SKIP_SYNCWF != 1 ]]; then
+            ho_round syncwf "$r"
+            check_keyed_rows
+        fi
+        ho_round sql "$r"
+        [[ $(q "SELECT count(*) FROM bench_ho") == 0 ]] || die "bench_ho rows left after a round"
+    done
+    H_P99=n/a H_P50=n/a S_P99=n/a
+    for mode in syncwf sql; do
+        [[ $mode == syncwf && $BENCH_SKIP_SYNCWF == 1 ]] && continue
+        read -r n p50 p99 pmax c50 < <(ho_stats "$LOGS"/keyed-handoff-"$mode"-*.txt)
+        label=$mode; [[ $mode == sql ]] && label="plain SQL"
+        HO_ROWS+=("| **$label** | **all** | **$n** | **$p50** | **$p99** | **$pmax** | **$c50** |")
+        if [[ $mode == syncwf ]]; then H_P99=$p99 H_P50=$p50; else S_P99=$p99; fi
+    done
+    add_summary "7. keyed hand-off latency" "syncwf p99 over all hand-offs, microseconds (p50 $H_P50; plain-SQL reference p99 $S_P99)" "$H_P99" "<=" 5000
+else
+    add_summary "7. keyed hand-off latency" "syncwf p99 over all hand-offs, microseconds" "n/a" "<=" 5000
+fi
+
 # --- server log sanity ------------------------------------------------------------
 
 if grep -qE 'PANIC|TRAP:|terminated by signal|was terminated|server process .* exited with exit code [^0]' "$BENCH_DIR/server.log"; then
@@ -488,7 +748,15 @@ MEM=$(awk '/^MemTotal/ {printf "%.1f GiB", $2 / 1048576}' /proc/meminfo)
 if [[ $BENCH_SKIP_SYNCWF == 1 ]]; then
     CLUSTER_SYNCWF="syncwf not loaded (BENCH_SKIP_SYNCWF=1)"
 else
-    CLUSTER_SYNCWF="shared_preload_libraries = 'syncwf', syncwf.max_locks = $MAX_LOCKS, syncwf.max_entries = $MAX_ENTRIES"
+    CLUSTER_SYNCWF="shared_preload_libraries = 'syncwf', syncwf.max_locks = $MAX_LOCKS, syncwf.max_entries = $MAX_ENTRIES, syncwf.max_holders = $MAX_HOLDERS, syncwf.database = '$DB' (the keyed holds and the worker live in the bench database; other syncwf settings at their defaults)"
+fi
+PARTIAL_NOTE=
+if ((PARTIAL)); then
+    ran=
+    for n in 1 2 3 4 5 6 7; do want "$n" && ran+=" $n"; done
+    PARTIAL_NOTE="
+**Partial run** (BENCH_ONLY=\`$BENCH_ONLY\`): only comparisons$ran ran; the others are marked not run.
+"
 fi
 PGBENCH_CMD="pgbench -n -M prepared -c $CLIENTS -j $THREADS -T $BENCH_SECONDS -f <script> $DB"
 
@@ -499,17 +767,21 @@ cat <<EOF
 
 Written by \`make bench\` (scripts/bench.sh); do not edit by hand. Every
 figure on this page comes from the run of $(date -u '+%Y-%m-%d %H:%M UTC'), which took ${ELAPSED} s.
-
+$PARTIAL_NOTE
 ## What is compared
 
-syncwf is compared with PostgreSQL's own session-level advisory locks
-(\`pg_advisory_lock\` / \`pg_advisory_unlock\`), which live in the same
-shared-memory lock manager as table locks. Within a comparison the contenders
+Comparisons 1 to 4 measure syncwf's session holds against PostgreSQL's own
+session-level advisory locks (\`pg_advisory_lock\` / \`pg_advisory_unlock\`),
+which live in the same shared-memory lock manager as table locks.
+Comparisons 5 to 7 measure keyed holds (\`sync_request\` / \`sync_release\`
+with a holder key, kept in the \`sync_state\` table): against a semaphore
+written in plain SQL (5), at the front of a deep queue (6), and the hand-off
+to a LISTENing controller (7). Within a comparison the contenders
 are interleaved (syncwf, advisory, syncwf, advisory, ...), after an unrecorded
 warm-up of ${BENCH_WARMUP} s each, so that machine noise hits both; each
 contender's figure is the median of its rounds. One pgbench transaction is one
-acquire plus one release, each its own statement (and its own implicit
-transaction).
+acquire (or request) plus one release, each its own statement (and its own
+implicit transaction) unless said otherwise.
 
 1. **Random names**: $CLIENTS clients acquire and release a random lock of
    $NAMES: \`sync_acquire('sem/bench/' || n)\` / \`sync_release(...)\`
@@ -549,11 +821,82 @@ transaction).
    and verified through \`sync_holders\` before measuring. Rounds in the order
    \`$BENCH_FULL_ORDER\`; the filler releases with \`sync_release_all()\` before
    an E round. Target: median tps empty / full at most 1.3.
+5. **Keyed holds vs a table semaphore**: $CLIENTS clients, each pgbench
+   transaction one request and its release on a random semaphore of
+   $KEYED_SEMS (\`n\` uniform in 1..$KEYED_SEMS, limit $KEYED_LIMIT each) for a random
+   holder key of the client (\`'bench/c<client>/<h>'\`, \`h\` uniform in
+   1..10^9), \`synchronous_commit = on\`. Both contenders commit twice per
+   pgbench transaction, once for the request and once for the release.
+   syncwf (bench/keyed_random.sql), 2 statements:
+   \`SELECT status FROM sync_request('sem/bench/k' || n, holder)\`, then
+   \`SELECT sync_release('sem/bench/k' || n, holder)\`; the request inserts
+   the holder's \`sync_state\` row, the release deletes it, and the
+   semaphore's limit comes from \`sync_limit\` (rows \`'bench/k<n>'\`).
+   Plain SQL (bench/table_semaphore.sql, tables in bench/keyed_setup.sql),
+   6 statements: \`BEGIN\`;
+   \`SELECT pg_advisory_xact_lock(hashtext(name))\`; one \`SELECT\` of
+   whether \`count(*)\` of the semaphore's rows in \`bench_sem(name, holder)\`
+   (primary key (name, holder)) is below its limit in
+   \`bench_sem_limit(name, sizelimit)\`; \`INSERT INTO bench_sem\` when it is
+   (pgbench \`\\gset\` / \`\\if\`); \`COMMIT\`; then
+   \`DELETE FROM bench_sem WHERE name = ... AND holder = ...\`. With $CLIENTS
+   clients on $KEYED_SEMS semaphores of limit $KEYED_LIMIT a request almost always
+   gets a slot; when it does not, syncwf queues it (pending) and the release
+   withdraws it, and the table contender inserts nothing and deletes nothing.
+   Target: median tps syncwf / table at least 1.5.
+6. **Keyed request + release at the front of a 100,000-deep queue**: $CLIENTS
+   clients, each pgbench transaction
+   \`SELECT 1 / (status = 'held')::integer FROM sync_request('$DEEP_LOCK', holder)\`
+   then \`SELECT sync_release('$DEEP_LOCK', holder)\` with a new holder key
+   each time, priority 0 (bench/keyed_deep.sql; the semaphore's limit is
+   $CLIENTS, one slot per client, and a request that is not granted at once
+   is a division by zero that stops the benchmark), with no other request
+   for the semaphore (E) and with $DEEP keyed requests queued on it (F).
+   The queued requests must stay queued while the measured ones are granted
+   at the front, with free slots: each is a two-lock request
+   \`sync_request(ARRAY['$DEEP_LOCK', '$DEEP_BLOCK'], 'bench/deep/q<g>', priority => g - $((DEEP + 1)))\`,
+   \`g\` in 1..$DEEP, while another keyed holder, \`bench/deep/blocker\`,
+   holds \`$DEEP_BLOCK\` in both E and F. A multi-lock request is granted
+   only when it fronts all its queues and every lock has a slot, so they are
+   never granted, and they are active entries of the queue (an entry of an
+   inactive controller would instead be moved out of the queue to a dormant
+   list, which would not test the queue). Their priorities (-$DEEP..-1, below
+   the measured requests' 0) put every measured request at the front,
+   ahead of all $DEEP; each new one goes in at the head of the queue, so the
+   setup costs $DEEP queue insertions at the head instead of walks to the
+   tail. Before measuring, \`sync_locks\` must show 0 holders and $DEEP
+   waiters for \`$DEEP_LOCK\`, and \`sync_waiters\` positions 1..$DEEP, all
+   active; after every F round the $DEEP are still queued. The queue is
+   emptied with \`TRUNCATE sync_state\` (and the blocker requests again)
+   before an E round, and \`sync_state\` is vacuumed after each change. Rounds
+   in the order \`$BENCH_DEEP_ORDER\`. Target: median tps empty / deep at most
+   1.3.
+7. **Keyed hand-off latency**: a C client (bench/keyed_handoff.c, libpq) with
+   two connections. The mutex \`mtx/bench/handoff\` is held by keyed holder
+   \`bench/ho/a\`, and \`bench/ho/b\` has requested it (pending, committed);
+   connection L has run \`LISTEN syncwf\`. One hand-off: connection R calls
+   \`sync_release('mtx/bench/handoff', 'bench/ho/a')\` (autocommit), and L
+   waits for the NOTIFY \`{"event": "granted", ..., "holder": "bench/ho/b", ...}\`;
+   then R requests the lock again for \`bench/ho/a\` (pending) and the roles
+   swap. Latency: from just before R sends the release until L has read the
+   notification, on one monotonic clock; it covers the release's commit, the
+   grant to the pending entry at that commit, the syncwf worker waking up,
+   writing the grant to \`sync_state\` and sending the NOTIFY in its own
+   commit, and the delivery to L. Any other notification fails the run.
+   $BENCH_LAT_ROUNDS rounds of $BENCH_KEYED_HANDOFFS recorded hand-offs (after $HO_WARMUP unrecorded ones),
+   interleaved with a plain-SQL reference (bench/keyed_setup.sql): the same
+   protocol on a table, where the releasing transaction itself deletes its
+   row, marks the oldest pending row held and sends the NOTIFY (channel
+   \`bench_ho\`): one commit per hand-off instead of syncwf's two. The
+   verdict is on the p99 over all syncwf hand-offs. Target: at most 5 ms.
 
 ## How to reproduce
 
 \`\`\`
 make bench                    # BENCH_SECONDS=N to change the length of each run
+BENCH_ONLY=keyed make bench   # only comparisons 5-7 (or e.g. BENCH_ONLY="1 5");
+                              # a partial run writes .bench/benchmarks.md
+SYNCWF_NO_BUILD=1 make bench  # benchmark the syncwf already installed
 \`\`\`
 
 It builds and installs the extension (\`make && make install\`), creates a
@@ -574,7 +917,7 @@ in \`.bench/logs/\`.
 | PostgreSQL | $PG_VERSION |
 | syncwf | $SYNCWF_VERSION, built from commit $COMMIT |
 | cluster | shared_buffers = 256MB, max_connections = 50, fsync = on, synchronous_commit = on, $CLUSTER_SYNCWF; unix socket, pgbench on the same machine |
-| pgbench | \`$PGBENCH_CMD\`, $BENCH_ROUNDS rounds per contender (comparisons 1, 2), warm-up ${BENCH_WARMUP} s per contender |
+| pgbench | \`$PGBENCH_CMD\`, $BENCH_ROUNDS rounds per contender (comparisons 1, 2, 5), warm-up ${BENCH_WARMUP} s per contender |
 | tps | pgbench's "tps ... without initial connection time" |
 
 ## Results
@@ -591,8 +934,11 @@ much the machine's own noise moved the figures during this run.
 | comparison | contender | rounds in run order | median | spread (max / min) |
 | --- | --- | --- | --- | --- |
 $(printf '%s\n' "${ROUND_ROWS[@]}")
+EOF
+if ((${#LAT_ROWS[@]} > 0)); then
+cat <<EOF
 
-### Hand-off latency (microseconds)
+### Hand-off latency, comparison 3 (microseconds)
 
 Rounds in run order, then all rounds of a lock together (bold).
 
@@ -600,6 +946,32 @@ Rounds in run order, then all rounds of a lock together (bold).
 | --- | --- | --- | --- | --- | --- | --- |
 $(printf '%s\n' "${LAT_ROWS[@]}")
 EOF
+fi
+if ((${#HO_ROWS[@]} > 0)); then
+cat <<EOF
+
+### Keyed hand-off latency, comparison 7 (microseconds)
+
+Hand-off: from just before \`sync_release\` is sent until the pending
+holder's LISTEN connection has the "granted" notification. Release call: until
+the releasing connection has the result of its call (its commit done). Rounds
+in run order, then all rounds of a contender together (bold).
+
+| contender | round | hand-offs | p50 | p99 | max | release call p50 |
+| --- | --- | --- | --- | --- | --- | --- |
+$(printf '%s\n' "${HO_ROWS[@]}")
+EOF
+fi
+if ((${#DEEP_ROWS[@]} > 0)); then
+cat <<EOF
+
+### The deep queue (comparison 6)
+
+| step | what | seconds (wall clock, psql) |
+| --- | --- | --- |
+$(printf '%s\n' "${DEEP_ROWS[@]}")
+EOF
+fi
 if ((${#FILL_ROWS[@]} > 0)); then
 cat <<EOF
 

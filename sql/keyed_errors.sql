@@ -77,11 +77,13 @@ SELECT regress_util.error_of($$SELECT sync_is_held(NULL, 'ns/wf')$$) AS is_held_
        regress_util.error_of($$SELECT sync_refresh('bad', 'ns/wf')$$) AS refresh_bad;
 
 --
--- Priority: not NULL (22004).  Lease: NULL (none) or positive (22023).
--- queued_at: NULL (now) or finite (22023).
+-- Priority: NULL is no error (0 for a new request, unchanged for a repeated
+-- one).  Lease: NULL (none) or positive (22023).  queued_at: NULL (now) or
+-- finite (22023).
 --
-CALL regress_util.expect_error($$SELECT * FROM sync_request('mtx/ke/a', 'ns/wf', NULL)$$);
-CALL regress_util.expect_error($$SELECT * FROM sync_request(ARRAY['mtx/ke/a'], 'ns/wf', NULL)$$);
+SELECT status FROM sync_request('mtx/ke/np', 'ns/np', NULL);
+SELECT priority FROM sync_state WHERE workflowkey = 'ns/np';
+SELECT sync_release('mtx/ke/np', 'ns/np');
 CALL regress_util.expect_error($$SELECT * FROM sync_request('mtx/ke/a', 'ns/wf', lease => '0')$$);
 CALL regress_util.expect_error($$SELECT * FROM sync_request('mtx/ke/a', 'ns/wf', lease => '-1 second')$$);
 CALL regress_util.expect_error($$SELECT * FROM sync_request('mtx/ke/a', 'ns/wf', lease => '1 day -24 hours')$$);

@@ -263,7 +263,8 @@ sync_controller_beat(int slot, TimestampTz at)
 		return;
 	c = &SyncControllers[slot];
 	cur = pg_atomic_read_u64(&c->heartbeat);
-	while ((uint64) at > cur)
+	/* (compared as timestamps: a time before 2000 is negative) */
+	while (cur == 0 || at > (TimestampTz) cur)
 	{
 		if (pg_atomic_compare_exchange_u64(&c->heartbeat, &cur, (uint64) at))
 			break;

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * guc.c
- *		Every configuration parameter of syncwf.  docs/configuration.md
+ *		Every configuration parameter of syncwf.  README.md (section Configuration)
  *		describes each one; keep the two in step.
  *
  *-------------------------------------------------------------------------
@@ -40,7 +40,7 @@ sync_define_gucs(void)
 	DefineCustomIntVariable("syncwf.max_locks",
 							"Maximum number of distinct syncwf locks that can be live at once.",
 							"A lock is live while it has a holder or a waiter. "
-							"Each costs about 340 bytes of shared memory.",
+							"Each costs about 385 bytes of shared memory.",
 							&sync_max_locks,
 							110000,
 							16,
@@ -52,7 +52,7 @@ sync_define_gucs(void)
 	DefineCustomIntVariable("syncwf.max_entries",
 							"Maximum number of syncwf holds and queue entries, over all locks.",
 							"Each hold and each queued request for one lock takes an entry. "
-							"Each costs 88 bytes of shared memory.",
+							"Each costs 160 bytes of shared memory.",
 							&sync_max_entries,
 							140000,
 							16,

@@ -279,7 +279,6 @@ sync_backend_exit(int code, Datum arg)
 		waiting_entry = NULL;
 	}
 	sync_release_matching(filter_all, InvalidSubTransactionId);
-	sync_keyed_backend_exit();
 }
 
 /*

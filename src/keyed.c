@@ -83,6 +83,8 @@ typedef struct Provisional
 	SyncEntry  *entries[FLEXIBLE_ARRAY_MEMBER];
 } Provisional;
 
+static inline bool sync_op_entry_valid(SyncEntry *e, uint64 request_id);
+
 static List *keyed_ops = NIL;	/* KeyedOp *, in TopTransactionContext */
 static List *provisionals = NIL;	/* Provisional *, likewise */
 static TransactionId keyed_xid = InvalidTransactionId;	/* their transaction */
@@ -294,11 +296,13 @@ sync_keyed_fill_result(SyncEntry *e, SyncKeyedResult *r)
  */
 static void
 sync_keyed_report_existing(SyncEntry **existing, int nnames, const char *holder,
-						   int32 priority, SyncKeyedResult *results)
+						   bool has_priority, int32 priority,
+						   SyncKeyedResult *results)
 {
 	bool		resort = false;
 	SyncEntry  *first = existing[0];
 	uint64		request_id = first->request_id;
+	Oid			owner = first->owner;
 
 	for (int i = 0; i < nnames; i++)
 	{
@@ -306,7 +310,7 @@ sync_keyed_report_existing(SyncEntry **existing, int nnames, const char *holder,
 
 		LWLockAcquire(partition, LW_SHARED);
 		sync_keyed_fill_result(existing[i], &results[i]);
-		if (existing[i]->state != SYNC_ENTRY_HELD &&
+		if (has_priority && existing[i]->state != SYNC_ENTRY_HELD &&
 			existing[i]->priority != priority)
 			resort = true;
 		LWLockRelease(partition);
@@ -327,6 +331,9 @@ sync_keyed_report_existing(SyncEntry **existing, int nnames, const char *holder,
 	if (resort)
 	{
 		KeyedOp    *op;
+
+		/* only its owner (or an admin) may move a request in its queue */
+		sync_check_owner(owner, existing[0]->lock->tag.name, holder);
 
 		for (int i = 0; i < nnames; i++)
 			sync_state_set_priority(existing[i]->lock->tag.name, holder, priority);
@@ -379,7 +386,8 @@ sync_keyed_unlock_all(AcquireRequest *req, bool partitions)
  */
 void
 sync_keyed_request(char **names, int nnames, const char *holder,
-				   int32 priority, const char *controller, int64 lease_us,
+				   bool has_priority, int32 priority,
+				   const char *controller, int64 lease_us,
 				   bool has_queued_at, TimestampTz queued_at,
 				   SyncKeyedResult *results)
 {
@@ -497,7 +505,8 @@ sync_keyed_request(char **names, int nnames, const char *holder,
 	if (already)
 	{
 		sync_discard_request(&req);
-		sync_keyed_report_existing(existing, nnames, holder, priority, results);
+		sync_keyed_report_existing(existing, nnames, holder, has_priority,
+								   priority, results);
 		return;
 	}
 
@@ -672,6 +681,23 @@ sync_keyed_holder_locks(const char *holder)
 				continue;
 			names = lappend(names, pstrdup(e->lock->tag.name));
 		}
+	LWLockRelease(SyncState->holders_lock);
+	return names;
+}
+
+/*
+ * The other locks of the request 'entry' belongs to (none if it has moved
+ * on).  holders_lock keeps keyed rings from changing while we walk one.
+ */
+List *
+sync_keyed_request_locks(SyncEntry *entry, uint64 request_id)
+{
+	List	   *names = NIL;
+
+	LWLockAcquire(SyncState->holders_lock, LW_SHARED);
+	if (sync_op_entry_valid(entry, request_id))
+		for (SyncEntry *e = entry->next_in_request; e != entry; e = e->next_in_request)
+			names = lappend(names, pstrdup(e->lock->tag.name));
 	LWLockRelease(SyncState->holders_lock);
 	return names;
 }
@@ -1208,25 +1234,6 @@ sync_keyed_at_subcommit(SubTransactionId subid, SubTransactionId parent)
  *-------------------------------------------------------------------------
  */
 
-/* A backend that dies while loading lets the next one try. */
-void
-sync_keyed_backend_exit(void)
-{
-	if (SyncState == NULL)
-		return;
-	SpinLockAcquire(&SyncState->keyed_mutex);
-	if (SyncState->keyed_load_state == SYNC_KEYED_LOADING &&
-		SyncState->keyed_loader_pid == MyProcPid)
-	{
-		SyncState->keyed_load_state = SYNC_KEYED_NOT_LOADED;
-		SyncState->keyed_loader_pid = 0;
-		SpinLockRelease(&SyncState->keyed_mutex);
-		ConditionVariableBroadcast(&SyncState->keyed_loaded_cv);
-		return;
-	}
-	SpinLockRelease(&SyncState->keyed_mutex);
-}
-
 typedef struct RequestRing
 {
 	char		key[SYNC_KEY_BUFLEN + 24];	/* holder and request id */
@@ -1235,6 +1242,35 @@ typedef struct RequestRing
 	int			n;
 	uint32		partmask;
 } RequestRing;
+
+/*
+ * Loading: entries of one request (same holder and request id, granted or
+ * pending together) are linked into one ring, closed after all rows.
+ */
+static void
+sync_ring_add(HTAB *rings, SyncStateRow *row, SyncEntry *e)
+{
+	char		key[SYNC_KEY_BUFLEN + 24];
+	RequestRing *ring;
+	bool		found;
+
+	snprintf(key, sizeof(key), "%s|" INT64_FORMAT "|%d", row->holder,
+			 row->request_id, (int) row->held);
+	ring = hash_search(rings, key, HASH_ENTER, &found);
+	if (!found)
+	{
+		ring->first = ring->last = e;
+		ring->n = 1;
+		ring->partmask = e->partmask;
+	}
+	else
+	{
+		ring->last->next_in_request = e;
+		ring->last = e;
+		ring->n++;
+		ring->partmask |= e->partmask;
+	}
+}
 
 /*
  * Put the rows read from sync_state into shared memory, replacing whatever
@@ -1352,6 +1388,7 @@ sync_keyed_install(List *rows, List *controllers, Oid limit_relid)
 			sync_controller_ref(slot);
 		if (row->held)
 		{
+			sync_ring_add(rings, row, e);
 			e->state = SYNC_ENTRY_HELD;
 			e->token = (uint64) row->token;
 			e->since = row->granted_at;
@@ -1364,30 +1401,12 @@ sync_keyed_install(List *rows, List *controllers, Oid limit_relid)
 		}
 		else
 		{
-			char		key[SYNC_KEY_BUFLEN + 24];
-			RequestRing *ring;
-
+			sync_ring_add(rings, row, e);
 			e->since = row->queued_at;
 			if (slot < 0 || sync_controller_active(slot))
 				sync_queue_insert(lock, e);
 			else
 				sync_dormant_insert(lock, e);
-
-			snprintf(key, sizeof(key), "%s|" INT64_FORMAT, row->holder, row->request_id);
-			ring = hash_search(rings, key, HASH_ENTER, &found);
-			if (!found)
-			{
-				ring->first = ring->last = e;
-				ring->n = 1;
-				ring->partmask = e->partmask;
-			}
-			else
-			{
-				ring->last->next_in_request = e;
-				ring->last = e;
-				ring->n++;
-				ring->partmask |= e->partmask;
-			}
 		}
 		max_token = Max(max_token, (uint64) row->token);
 		max_seq = Max(max_seq, (uint64) row->seq);
@@ -1401,7 +1420,7 @@ sync_keyed_install(List *rows, List *controllers, Oid limit_relid)
 		HASH_SEQ_STATUS status;
 		RequestRing *ring;
 
-		/* close the rings of pending requests that name several locks */
+		/* close the rings of requests that name several locks */
 		hash_seq_init(&status, rings);
 		while ((ring = hash_seq_search(&status)) != NULL)
 		{
@@ -1444,98 +1463,115 @@ sync_keyed_install(List *rows, List *controllers, Oid limit_relid)
 				 errhint("Raise %s in postgresql.conf and restart the server.", failure)));
 }
 
+/* The heavyweight lock that serializes loading (see below). */
+static void
+sync_load_locktag(LOCKTAG *tag)
+{
+	/* an advisory lock with a key no SQL call can take: field4 = 3 */
+	SET_LOCKTAG_ADVISORY(*tag, MyDatabaseId, 0x73796e63, 0x6c6f6164, 3);
+}
+
+static bool
+sync_keyed_loaded(Oid relid)
+{
+	bool		loaded;
+
+	SpinLockAcquire(&SyncState->keyed_mutex);
+	loaded = (SyncState->keyed_load_state == SYNC_KEYED_LOADED &&
+			  SyncState->keyed_state_relid == relid);
+	SpinLockRelease(&SyncState->keyed_mutex);
+	return loaded;
+}
+
+/*
+ * Load the keyed holds of this database into shared memory, unless someone
+ * did while we waited.  Caller holds the load lock.  Returns false (having
+ * changed nothing) if nowait and a table is locked by someone else.
+ */
+static bool
+sync_keyed_load(Oid relid, bool nowait)
+{
+	List	   *rows = NIL;
+	List	   *controllers = NIL;
+
+	if (sync_keyed_loaded(relid))
+		return true;
+	if (OidIsValid(relid))
+	{
+		Oid			tables[3] = {relid, sync_controller_relid_cached(),
+		sync_limit_relid_cached()};
+
+		for (int i = 0; i < 3; i++)
+		{
+			if (!nowait)
+				LockRelationOid(tables[i], AccessShareLock);
+			else if (!ConditionalLockRelationOid(tables[i], AccessShareLock))
+			{
+				while (--i >= 0)
+					UnlockRelationOid(tables[i], AccessShareLock);
+				return false;
+			}
+		}
+		rows = sync_state_read_all(&controllers);
+	}
+	sync_keyed_install(rows, controllers,
+					   OidIsValid(relid) ? sync_limit_relid_cached() : InvalidOid);
+	if (OidIsValid(relid))
+		ereport(DEBUG1,
+				(errmsg("syncwf loaded %d keyed entries and %d controllers",
+						list_length(rows), list_length(controllers))));
+
+	SpinLockAcquire(&SyncState->keyed_mutex);
+	SyncState->keyed_load_state = SYNC_KEYED_LOADED;
+	SyncState->keyed_dbid = MyDatabaseId;
+	SyncState->keyed_state_relid = relid;
+	SpinLockRelease(&SyncState->keyed_mutex);
+	sync_worker_wake();
+	return true;
+}
+
 /*
  * Make sure the keyed holds of this database are in shared memory before
  * anything here is granted.  The first caller after a start (usually the
  * worker) reads sync_state; everyone else waits for it.  Does nothing in
  * other databases, and nothing during recovery (a standby serves no keyed
  * holds; after promotion the first caller loads them).
+ *
+ * Loading is serialized by a heavyweight (advisory) lock, not by anything
+ * in shared memory, so that the wait is visible to the deadlock detector: a
+ * transaction holding a lock on one of our tables may well call us while
+ * another process is loading and waiting for that very lock.  The worker
+ * never waits (nowait): it tries again shortly, and the caller that holds
+ * the table lock loads instead.  Returns false only when nowait and the
+ * load could not be done now.
  */
-void
-sync_keyed_ensure_loaded(void)
+bool
+sync_keyed_try_load(bool nowait)
 {
 	Oid			relid;
-	bool		prepared = false;
+	LOCKTAG		tag;
+	bool		done;
 
 	if (!sync_keyed_database() || RecoveryInProgress())
-		return;
-
+		return true;
 	relid = sync_state_relid(true);
 	if (SyncState->keyed_load_state == SYNC_KEYED_LOADED &&
 		SyncState->keyed_state_relid == relid)
-		return;
+		return true;			/* the usual case: no lock, no spinlock */
 
-	for (;;)
-	{
-		int			state;
-		Oid			loaded_relid;
+	sync_load_locktag(&tag);
+	if (LockAcquire(&tag, ExclusiveLock, false, nowait) == LOCKACQUIRE_NOT_AVAIL)
+		return false;
+	/* (on error, the transaction's end releases the lock) */
+	done = sync_keyed_load(relid, nowait);
+	LockRelease(&tag, ExclusiveLock, false);
+	return done;
+}
 
-		SpinLockAcquire(&SyncState->keyed_mutex);
-		state = SyncState->keyed_load_state;
-		loaded_relid = SyncState->keyed_state_relid;
-		if (state == SYNC_KEYED_LOADED && loaded_relid == relid)
-		{
-			SpinLockRelease(&SyncState->keyed_mutex);
-			break;
-		}
-		if (state == SYNC_KEYED_LOADING)
-		{
-			SpinLockRelease(&SyncState->keyed_mutex);
-			if (!prepared)
-			{
-				ConditionVariablePrepareToSleep(&SyncState->keyed_loaded_cv);
-				prepared = true;
-				continue;
-			}
-			ConditionVariableSleep(&SyncState->keyed_loaded_cv, PG_WAIT_EXTENSION);
-			continue;
-		}
-		SyncState->keyed_load_state = SYNC_KEYED_LOADING;
-		SyncState->keyed_loader_pid = MyProcPid;
-		SpinLockRelease(&SyncState->keyed_mutex);
-		if (prepared)
-		{
-			ConditionVariableCancelSleep();
-			prepared = false;
-		}
-
-		PG_TRY();
-		{
-			List	   *rows = NIL;
-			List	   *controllers = NIL;
-
-			if (OidIsValid(relid))
-				rows = sync_state_read_all(&controllers);
-			sync_keyed_install(rows, controllers,
-							   OidIsValid(relid) ? sync_limit_relid_cached() : InvalidOid);
-			if (OidIsValid(relid))
-				ereport(DEBUG1,
-						(errmsg("syncwf loaded %d keyed entries and %d controllers",
-								list_length(rows), list_length(controllers))));
-		}
-		PG_CATCH();
-		{
-			SpinLockAcquire(&SyncState->keyed_mutex);
-			SyncState->keyed_load_state = SYNC_KEYED_NOT_LOADED;
-			SyncState->keyed_loader_pid = 0;
-			SpinLockRelease(&SyncState->keyed_mutex);
-			ConditionVariableBroadcast(&SyncState->keyed_loaded_cv);
-			PG_RE_THROW();
-		}
-		PG_END_TRY();
-
-		SpinLockAcquire(&SyncState->keyed_mutex);
-		SyncState->keyed_load_state = SYNC_KEYED_LOADED;
-		SyncState->keyed_loader_pid = 0;
-		SyncState->keyed_dbid = MyDatabaseId;
-		SyncState->keyed_state_relid = relid;
-		SpinLockRelease(&SyncState->keyed_mutex);
-		ConditionVariableBroadcast(&SyncState->keyed_loaded_cv);
-		sync_worker_wake();
-		break;
-	}
-	if (prepared)
-		ConditionVariableCancelSleep();
+void
+sync_keyed_ensure_loaded(void)
+{
+	(void) sync_keyed_try_load(false);
 }
 
 /*

@@ -88,7 +88,6 @@ sync_shmem_startup(void)
 		SyncState->controllers_lock = &locks[SYNC_NUM_PARTITIONS + 2].lock;
 		SpinLockInit(&SyncState->keyed_mutex);
 		SyncState->keyed_load_state = SYNC_KEYED_NOT_LOADED;
-		ConditionVariableInit(&SyncState->keyed_loaded_cv);
 		SpinLockInit(&SyncState->outbox_mutex);
 		pg_atomic_init_u64(&SyncState->next_lease_expiry, PG_UINT64_MAX);
 		pg_atomic_init_u32(&SyncState->worker_pid, 0);

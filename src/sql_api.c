@@ -501,7 +501,9 @@ sync_request_common(FunctionCallInfo fcinfo, char **names, int nnames, bool with
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	char	   *holder = sync_key_arg(fcinfo, 1, "holder", false);
-	int32		priority = sync_priority_arg(fcinfo, 2);
+	/* NULL: 0 for a new request, unchanged for an existing one */
+	bool		has_priority = !PG_ARGISNULL(2);
+	int32		priority = has_priority ? PG_GETARG_INT32(2) : 0;
 	char	   *controller = sync_key_arg(fcinfo, 3, "controller", true);
 	int64		lease_us = sync_lease_arg(fcinfo, 4);
 	bool		has_queued_at = !PG_ARGISNULL(5);
@@ -515,7 +517,8 @@ sync_request_common(FunctionCallInfo fcinfo, char **names, int nnames, bool with
 				 errhint("Pass the workflow's creation time, or NULL for now.")));
 
 	InitMaterializedSRF(fcinfo, 0);
-	sync_keyed_request(names, nnames, holder, priority, controller, lease_us,
+	sync_keyed_request(names, nnames, holder, has_priority, priority,
+					   controller, lease_us,
 					   has_queued_at, queued_at, results);
 	for (int i = 0; i < nnames; i++)
 	{
@@ -569,7 +572,7 @@ sync_release_keyed(PG_FUNCTION_ARGS)
 	if (!sync_keyed_lookup(name, holder, &info))
 		PG_RETURN_BOOL(false);
 	sync_check_owner(info.owner, name, holder);
-	PG_RETURN_BOOL(sync_state_delete(name, holder, "released"));
+	PG_RETURN_BOOL(sync_state_delete(name, holder, "released") > 0);
 }
 
 /* sync_release_holder(holder): everything of that holder. */
@@ -594,7 +597,9 @@ sync_release_holder(PG_FUNCTION_ARGS)
 		if (sync_keyed_lookup((char *) lfirst(lc), holder, &info))
 			sync_check_owner(info.owner, (char *) lfirst(lc), holder);
 	}
-	n = sync_state_delete_holder(holder);
+	n = 0;
+	foreach(lc, names)
+		n += sync_state_delete((char *) lfirst(lc), holder, "released");
 	PG_RETURN_INT32(n);
 }
 
@@ -695,7 +700,7 @@ sync_force_release(PG_FUNCTION_ARGS)
 	sync_require_admin("force-release keyed holds");
 	sync_keyed_require_writable();
 	sync_keyed_ensure_loaded();
-	PG_RETURN_BOOL(sync_state_delete(name, holder, "forced release"));
+	PG_RETURN_BOOL(sync_state_delete(name, holder, "forced release") > 0);
 }
 
 /* sync_forget_controller(controller, release_holds): admin. */

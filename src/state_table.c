@@ -66,6 +66,9 @@ static bool relcache_callback_registered = false;
 /* Set while syncwf itself writes sync_state (checked by the guard trigger). */
 static bool api_writing = false;
 
+/* Rows the trigger deleted because a row of their request was deleted. */
+static uint64 cascaded_rows = 0;
+
 /* Why rows are being deleted; NULL for a manual DELETE. */
 static const char *delete_reason = NULL;
 #define REASON_RELEASED "released"
@@ -78,11 +81,9 @@ typedef enum StatePlan
 	PLAN_REFRESH,
 	PLAN_PERSIST,
 	PLAN_EXPIRE,
-	PLAN_CASCADE,
 	PLAN_CTL_UPSERT,
 	PLAN_CTL_DELETE,
 	PLAN_DELETE_BY_CONTROLLER,
-	PLAN_DELETE_HOLDER,
 	NUM_PLANS
 } StatePlan;
 
@@ -166,6 +167,13 @@ sync_state_relid(bool missing_ok)
 }
 
 Oid
+sync_controller_relid_cached(void)
+{
+	sync_lookup_tables(true);
+	return OidIsValid(state_relid) ? controller_relid : InvalidOid;
+}
+
+Oid
 sync_limit_relid_cached(void)
 {
 	sync_lookup_tables(true);
@@ -222,9 +230,6 @@ static const PlanDef plan_defs[NUM_PLANS] = {
 		"AND lease_expires OPERATOR(pg_catalog.<=) pg_catalog.clock_timestamp() "
 		"FOR UPDATE SKIP LOCKED)",
 	3, {TEXTOID, TEXTOID, INT8OID}},
-	[PLAN_CASCADE] = {false,
-		"DELETE FROM %s WHERE workflowkey" EQ "$1 AND request_id" EQ "$2 AND NOT held",
-	2, {TEXTOID, INT8OID}},
 	[PLAN_CTL_UPSERT] = {true,
 		"INSERT INTO %s AS c (controller, time) VALUES ($1, pg_catalog.clock_timestamp()) "
 		"ON CONFLICT (controller) DO UPDATE SET time = excluded.time RETURNING time",
@@ -235,9 +240,6 @@ static const PlanDef plan_defs[NUM_PLANS] = {
 	[PLAN_DELETE_BY_CONTROLLER] = {false,
 		"DELETE FROM %s WHERE controller" EQ "$1 AND (NOT held OR $2)",
 	2, {TEXTOID, BOOLOID}},
-	[PLAN_DELETE_HOLDER] = {false,
-		"DELETE FROM %s WHERE workflowkey" EQ "$1",
-	1, {TEXTOID}},
 };
 #undef EQ
 
@@ -378,47 +380,31 @@ sync_state_insert(SyncStateRow *row)
 /*
  * Delete the row of (name, holder); the trigger releases the entry at
  * commit.  reason: REASON_RELEASED when the holder lets go (no event),
- * otherwise the reason given in the "lost" event.
+ * otherwise the reason given in the "lost" event.  Returns the rows
+ * deleted: this one, and the other rows of a pending request that named
+ * several locks, which go with it.
  */
-bool
+int
 sync_state_delete(const char *name, const char *holder, const char *reason)
 {
 	Datum		values[2];
 	const char *save_reason = delete_reason;
+	uint64		save_cascaded = cascaded_rows;
 	volatile uint64 n = 0;
 
 	values[0] = CStringGetTextDatum(name);
 	values[1] = CStringGetTextDatum(holder);
 	delete_reason = reason;
+	cascaded_rows = 0;
 	PG_TRY();
 	{
 		n = sync_exec(PLAN_DELETE, values, NULL, NULL, NULL);
+		n += cascaded_rows;
 	}
 	PG_FINALLY();
 	{
 		delete_reason = save_reason;
-	}
-	PG_END_TRY();
-	return n > 0;
-}
-
-/* Delete every row of a holder (its holder lets go: no events). */
-int
-sync_state_delete_holder(const char *holder)
-{
-	Datum		values[1];
-	const char *save_reason = delete_reason;
-	volatile uint64 n = 0;
-
-	values[0] = CStringGetTextDatum(holder);
-	delete_reason = REASON_RELEASED;
-	PG_TRY();
-	{
-		n = sync_exec(PLAN_DELETE_HOLDER, values, NULL, NULL, NULL);
-	}
-	PG_FINALLY();
-	{
-		delete_reason = save_reason;
+		cascaded_rows = save_cascaded;
 	}
 	PG_END_TRY();
 	return (int) n;
@@ -600,7 +586,12 @@ sync_state_read_all(List **controllers)
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
+	/*
+	 * What is committed, not this transaction's own changes: see
+	 * sync_limit_read() in limits.c for the command id trick.
+	 */
 	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	snapshot->curcid = FirstCommandId;
 
 	sql = psprintf("SELECT s.name, s.workflowkey, s.controller, s.held, s.priority, s.time, "
 				   "s.token, s.granted_at, s.lease, s.lease_expires, s.owner::pg_catalog.oid, "
@@ -825,12 +816,17 @@ sync_state_deleted(PG_FUNCTION_ARGS)
 
 	if (info.state != SYNC_ENTRY_HELD && info.nlocks > 1)
 	{
-		Datum		values[2];
+		ListCell   *lc;
 
 		/* the other locks of an all-or-nothing request go with it */
-		values[0] = CStringGetTextDatum(holder);
-		values[1] = Int64GetDatum((int64) info.request_id);
-		(void) sync_exec(PLAN_CASCADE, values, NULL, NULL, NULL);
+		foreach(lc, sync_keyed_request_locks(info.entry, info.request_id))
+		{
+			Datum		values[2];
+
+			values[0] = CStringGetTextDatum((char *) lfirst(lc));
+			values[1] = CStringGetTextDatum(holder);
+			cascaded_rows += sync_exec(PLAN_DELETE, values, NULL, NULL, NULL);
+		}
 	}
 	return PointerGetDatum(NULL);
 }

@@ -197,7 +197,6 @@ typedef struct SyncController
 typedef enum SyncKeyedLoadState
 {
 	SYNC_KEYED_NOT_LOADED = 0,
-	SYNC_KEYED_LOADING,
 	SYNC_KEYED_LOADED
 } SyncKeyedLoadState;
 
@@ -237,10 +236,8 @@ typedef struct SyncShared
 										 * holders_lock and partitions */
 	slock_t		keyed_mutex;	/* the load state below */
 	int			keyed_load_state;	/* SyncKeyedLoadState */
-	int			keyed_loader_pid;
 	Oid			keyed_dbid;		/* database the keyed holds live in */
 	Oid			keyed_state_relid;	/* sync_state they were loaded from */
-	ConditionVariable keyed_loaded_cv;
 	slock_t		outbox_mutex;
 	uint32		outbox_head;	/* next item to read */
 	uint32		outbox_tail;	/* next free slot */
@@ -359,13 +356,16 @@ extern bool sync_keyed_database(void);
 extern void sync_keyed_require_database(void);
 extern void sync_keyed_require_writable(void);
 extern void sync_keyed_ensure_loaded(void);
+extern bool sync_keyed_try_load(bool nowait);
 extern void sync_keyed_request(char **names, int nnames, const char *holder,
-							   int32 priority, const char *controller,
+							   bool has_priority, int32 priority,
+							   const char *controller,
 							   int64 lease_us, bool has_queued_at,
 							   TimestampTz queued_at, SyncKeyedResult *results);
 extern bool sync_keyed_lookup(const char *name, const char *holder,
 							  SyncKeyedInfo *info);
 extern List *sync_keyed_holder_locks(const char *holder);
+extern List *sync_keyed_request_locks(SyncEntry *entry, uint64 request_id);
 extern void sync_keyed_row_deleted(const char *name, const char *holder,
 								   uint64 request_id, SyncKeyedInfo *info);
 extern void sync_keyed_truncated(void);
@@ -381,7 +381,6 @@ extern void sync_keyed_at_abort(void);
 extern void sync_keyed_at_subabort(SubTransactionId subid);
 extern void sync_keyed_at_subcommit(SubTransactionId subid,
 									SubTransactionId parent);
-extern void sync_keyed_backend_exit(void);
 extern void sync_keyed_granted(SyncEntry *entry);
 extern void sync_keyed_free_entry(SyncEntry *entry);
 extern List *sync_keyed_unpersisted(void);
@@ -391,10 +390,10 @@ extern bool sync_keyed_grant_info(SyncOutboxItem *item, SyncStateRow *row);
 /* state_table.c */
 extern Oid	sync_state_relid(bool missing_ok);
 extern Oid	sync_limit_relid_cached(void);
+extern Oid	sync_controller_relid_cached(void);
 extern void sync_state_insert(SyncStateRow *row);
-extern bool sync_state_delete(const char *name, const char *holder,
+extern int	sync_state_delete(const char *name, const char *holder,
 							  const char *reason);
-extern int	sync_state_delete_holder(const char *holder);
 extern void sync_state_set_priority(const char *name, const char *holder,
 									int32 priority);
 extern TimestampTz sync_state_refresh(const char *name, const char *holder,

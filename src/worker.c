@@ -6,7 +6,9 @@
  *		be written and announced.
  *
  * A round, in the database named by syncwf.database:
- *	1. loads the keyed holds from the tables if that has not happened yet;
+ *	1. loads the keyed holds from the tables if that has not happened yet
+ *	   (the worker never waits for a table lock to do so: it tries again
+ *	   100 ms later);
  *	2. writes every grant in the outbox (pending entries granted because
  *	   someone else's release committed) to sync_state and sends its NOTIFY;
  *	3. releases holds whose lease has expired (their rows are deleted; the
@@ -161,7 +163,12 @@ sync_reconcile_round(TimestampTz *next_wake)
 		*next_wake = DT_NOEND;
 	if (!sync_keyed_database())
 		return 0;
-	sync_keyed_ensure_loaded();
+	if (!sync_keyed_try_load(next_wake != NULL))
+	{
+		/* the worker does not wait for table locks: try again soon */
+		*next_wake = GetCurrentTimestamp() + USECS_PER_SEC / 10;
+		return 0;
+	}
 	if (!OidIsValid(sync_state_relid(true)))
 		return 0;
 

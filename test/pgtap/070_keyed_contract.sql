@@ -461,7 +461,7 @@ SELECT throws_ok(q, e, NULL, d)
   FROM (VALUES
     ($$SELECT * FROM sync_request(NULL::text, 'tap_kc/hx')$$,               '22004', 'sync_request with a NULL lock name raises 22004'),
     ($$SELECT * FROM sync_request('mtx/tap_kc/x', NULL)$$,                   '22004', 'sync_request with a NULL holder raises 22004'),
-    ($$SELECT * FROM sync_request('mtx/tap_kc/x', 'tap_kc/hx', NULL)$$,      '22004', 'sync_request with a NULL priority raises 22004'),
+    ($$SELECT * FROM sync_request('mtx/tap_kc/x', 'tap_kc/hx', NULL, NULL, NULL, '-infinity')$$,  '22023', 'sync_request with queued_at -infinity raises 22023'),
     ($$SELECT * FROM sync_request('mtx/tap_kc/x', '')$$,                     '22023', 'sync_request with an empty holder raises 22023'),
     ($$SELECT * FROM sync_request('mtx/tap_kc/x', repeat('h', 256))$$,       '22023', 'sync_request with a 256-byte holder raises 22023'),
     ($$SELECT * FROM sync_request('mtx/tap_kc/x', E'tap_kc/a\nb')$$,         '22023', 'sync_request with a newline in the holder raises 22023'),
