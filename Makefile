@@ -10,7 +10,8 @@ EXTENSION    = syncwf
 MODULE_big   = syncwf
 OBJS         = src/syncwf.o src/guc.o src/lock_table.o src/wait_queue.o \
                src/holds.o src/limits.o src/names.o src/tokens.o src/sql_api.o \
-               src/keyed.o src/state_table.o src/controllers.o src/worker.o
+               src/keyed.o src/state_table.o src/controllers.o src/worker.o \
+               src/launch_plans.o
 DATA         = syncwf--1.0.sql
 PGFILEDESC   = "syncwf - in-database mutexes and semaphores with wait queues"
 

@@ -181,8 +181,15 @@ CREATE TABLE sync_state (
     owner         regrole NOT NULL,        -- role that made the request
     request_id    bigint NOT NULL,         -- locks requested together share it
     seq           bigint NOT NULL,         -- arrival order
+    admit_limit   integer,                 -- granted only while fewer hold the lock (launch plans)
     PRIMARY KEY (name, workflowkey)
 );
+-- A queue table: every request inserts a row and every release deletes one.
+-- Vacuum it as soon as a few hundred rows are dead (not at 20% of the
+-- table), so that its primary key index does not fill with dead entries.
+ALTER TABLE sync_state SET (autovacuum_vacuum_scale_factor = 0,
+                            autovacuum_vacuum_threshold = 500,
+                            autovacuum_vacuum_cost_delay = 0);
 COMMENT ON TABLE sync_state IS
     'Keyed holds (held) and requests (pending); DELETE a row to release it (takes effect at commit)';
 
@@ -293,3 +300,172 @@ REVOKE EXECUTE ON FUNCTION sync_force_release(text, text) FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION sync_forget_controller(text, boolean) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION sync_force_release(text, text) TO syncwf_admin;
 GRANT EXECUTE ON FUNCTION sync_forget_controller(text, boolean) TO syncwf_admin;
+
+--
+-- Launch-plan concurrency policies (Flyte's WAIT / ABORT / REPLACE / SKIP).
+-- Plans, versions and executions are plain rows; each plan name is the
+-- semaphore 'sem/launchplan/<project>/<domain>/<name>' whose keyed holders
+-- are execution ids.
+--
+CREATE TABLE sync_launch_plan (
+    project         text NOT NULL,
+    domain          text NOT NULL,
+    name            text NOT NULL,
+    version         text NOT NULL,
+    max_concurrency integer
+                    CONSTRAINT sync_launch_plan_max_check CHECK (max_concurrency >= 0),
+    behavior        text
+                    CONSTRAINT sync_launch_plan_behavior_check
+                    CHECK (behavior IN ('WAIT', 'ABORT', 'REPLACE', 'SKIP')),
+    scheduling      text NOT NULL DEFAULT 'FIFO'
+                    CONSTRAINT sync_launch_plan_scheduling_check
+                    CHECK (scheduling IN ('FIFO', 'LIFO', 'PRIORITY')),
+    max_pending     interval
+                    CONSTRAINT sync_launch_plan_max_pending_check CHECK (max_pending > interval '0'),
+    updated_at      timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (project, domain, name, version),
+    CONSTRAINT sync_launch_plan_policy_check
+        CHECK ((max_concurrency IS NULL) = (behavior IS NULL)),
+    CONSTRAINT sync_launch_plan_ident_check
+        CHECK (project ~ '^[^/[:cntrl:]]{1,63}$' AND domain ~ '^[^/[:cntrl:]]{1,63}$'
+               AND name ~ '^[^/[:cntrl:]]{1,63}$' AND version ~ '^[^[:cntrl:]]+$'
+               AND octet_length(project) <= 63 AND octet_length(domain) <= 63
+               AND octet_length(name) <= 63 AND octet_length(version) <= 255)
+);
+COMMENT ON TABLE sync_launch_plan IS
+    'Launch plan versions and their concurrency policy (NULL max_concurrency: none); edits act at commit';
+SELECT pg_catalog.pg_extension_config_dump('sync_launch_plan', '');
+
+CREATE TABLE sync_execution (
+    execution_id text PRIMARY KEY
+                 CONSTRAINT sync_execution_id_check
+                 CHECK (execution_id ~ '^[^[:cntrl:]]+$' AND octet_length(execution_id) <= 255),
+    project      text NOT NULL,
+    domain       text NOT NULL,
+    name         text NOT NULL,
+    version      text NOT NULL,
+    phase        text NOT NULL
+                 CONSTRAINT sync_execution_phase_check
+                 CHECK (phase IN ('PENDING', 'QUEUED', 'RUNNING', 'SUCCEEDING', 'SUCCEEDED',
+                                  'FAILING', 'FAILED', 'ABORTING', 'ABORTED', 'TIMED_OUT')),
+    reason       text,
+    priority     integer NOT NULL DEFAULT 0,
+    created_at   timestamptz NOT NULL DEFAULT clock_timestamp(),
+    queued_at    timestamptz,              -- when it got its slot (QUEUED)
+    started_at   timestamptz,              -- first RUNNING
+    finished_at  timestamptz               -- terminal phase reached
+);
+COMMENT ON TABLE sync_execution IS
+    'Executions of launch plans; active phases hold a slot of the plan''s semaphore';
+-- Only live executions are indexed by plan: history does not slow counting.
+CREATE INDEX sync_execution_live ON sync_execution (project, domain, name, created_at)
+    WHERE phase IN ('PENDING', 'QUEUED', 'RUNNING', 'SUCCEEDING', 'FAILING', 'ABORTING');
+CREATE INDEX sync_execution_created ON sync_execution (project, domain, name, created_at);
+
+CREATE TABLE sync_launch_event (
+    event_id              bigserial PRIMARY KEY,
+    at                    timestamptz NOT NULL DEFAULT clock_timestamp(),
+    event                 text NOT NULL
+                          CHECK (event IN ('SKIPPED', 'ABORTED', 'REPLACED', 'PROMOTED', 'TIMED_OUT')),
+    project               text NOT NULL,
+    domain                text NOT NULL,
+    name                  text NOT NULL,
+    version               text NOT NULL,
+    execution_id          text NOT NULL,
+    replaced_execution_id text,
+    reason                text
+);
+COMMENT ON TABLE sync_launch_event IS
+    'Every skip, abort, replacement, promotion and time-out of a launch plan execution';
+CREATE INDEX sync_launch_event_plan ON sync_launch_event (project, domain, name, at);
+
+REVOKE ALL ON sync_launch_plan, sync_execution, sync_launch_event FROM PUBLIC;
+GRANT SELECT ON sync_launch_plan, sync_execution, sync_launch_event TO PUBLIC;
+GRANT SELECT, INSERT, UPDATE, DELETE ON sync_launch_plan, sync_execution TO syncwf_admin;
+GRANT SELECT, DELETE ON sync_launch_event TO syncwf_admin;
+
+CREATE FUNCTION sync_launch_plan_changed()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'sync_launch_plan_changed'
+LANGUAGE C;
+
+CREATE FUNCTION sync_execution_changed()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'sync_execution_changed'
+LANGUAGE C;
+
+CREATE TRIGGER sync_launch_plan_changed
+    AFTER INSERT OR UPDATE OR DELETE ON sync_launch_plan
+    FOR EACH ROW EXECUTE FUNCTION sync_launch_plan_changed();
+CREATE TRIGGER sync_execution_changed
+    AFTER UPDATE ON sync_execution
+    FOR EACH STATEMENT EXECUTE FUNCTION sync_execution_changed();
+
+CREATE FUNCTION sync_launch_plan_register(project text, domain text, name text, version text,
+                                          max_concurrency integer DEFAULT NULL,
+                                          behavior text DEFAULT NULL,
+                                          scheduling text DEFAULT 'FIFO',
+                                          max_pending interval DEFAULT NULL)
+RETURNS void
+AS 'MODULE_PATHNAME', 'sync_launch_plan_register'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+CREATE FUNCTION sync_execution_create(project text, domain text, name text, version text,
+                                      execution_id text, priority integer DEFAULT 0,
+                                      raise_on_limit boolean DEFAULT false)
+RETURNS TABLE (phase text, reason text, replaced_execution_id text)
+AS 'MODULE_PATHNAME', 'sync_execution_create'
+LANGUAGE C VOLATILE PARALLEL UNSAFE ROWS 1;
+
+CREATE FUNCTION sync_execution_update(execution_id text, phase text)
+RETURNS text
+AS 'MODULE_PATHNAME', 'sync_execution_update'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+--
+-- Metrics per plan name (the RFC's metrics): live counts, skips and aborts
+-- in a window, and time spent pending by executions created in it.
+--
+CREATE FUNCTION sync_launch_plan_metrics(window_length interval DEFAULT interval '1 hour')
+RETURNS TABLE (project text, domain text, name text, active bigint, pending bigint,
+               skipped bigint, aborted bigint, replaced bigint, timed_out bigint,
+               pending_p50 interval, pending_p95 interval, pending_max interval)
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT p.project, p.domain, p.name,
+           (SELECT count(*) FROM @extschema@.sync_execution e
+             WHERE (e.project, e.domain, e.name) = (p.project, p.domain, p.name)
+               AND e.phase IN ('QUEUED', 'RUNNING', 'SUCCEEDING', 'FAILING', 'ABORTING')),
+           (SELECT count(*) FROM @extschema@.sync_execution e
+             WHERE (e.project, e.domain, e.name) = (p.project, p.domain, p.name)
+               AND e.phase = 'PENDING'),
+           (SELECT count(*) FILTER (WHERE v.event = 'SKIPPED') FROM @extschema@.sync_launch_event v
+             WHERE (v.project, v.domain, v.name) = (p.project, p.domain, p.name)
+               AND v.at > now() - window_length),
+           (SELECT count(*) FILTER (WHERE v.event = 'ABORTED') FROM @extschema@.sync_launch_event v
+             WHERE (v.project, v.domain, v.name) = (p.project, p.domain, p.name)
+               AND v.at > now() - window_length),
+           (SELECT count(*) FILTER (WHERE v.event = 'REPLACED') FROM @extschema@.sync_launch_event v
+             WHERE (v.project, v.domain, v.name) = (p.project, p.domain, p.name)
+               AND v.at > now() - window_length),
+           (SELECT count(*) FILTER (WHERE v.event = 'TIMED_OUT') FROM @extschema@.sync_launch_event v
+             WHERE (v.project, v.domain, v.name) = (p.project, p.domain, p.name)
+               AND v.at > now() - window_length),
+           w.p50, w.p95, w.pmax
+      FROM (SELECT DISTINCT l.project, l.domain, l.name FROM @extschema@.sync_launch_plan l) p
+      LEFT JOIN LATERAL (
+           SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY e.queued_at - e.created_at) AS p50,
+                  percentile_cont(0.95) WITHIN GROUP (ORDER BY e.queued_at - e.created_at) AS p95,
+                  max(e.queued_at - e.created_at) AS pmax
+             FROM @extschema@.sync_execution e
+            WHERE (e.project, e.domain, e.name) = (p.project, p.domain, p.name)
+              AND e.created_at > now() - window_length
+              AND e.queued_at IS NOT NULL) w ON true
+$$;
+
+CREATE VIEW sync_launch_plan_stats AS
+    SELECT * FROM sync_launch_plan_metrics(interval '1 hour');
+COMMENT ON VIEW sync_launch_plan_stats IS
+    'Per launch plan: active and pending executions, events and time spent pending over the last hour';
+GRANT SELECT ON sync_launch_plan_stats TO PUBLIC;

@@ -86,6 +86,7 @@ typedef struct Provisional
 static inline bool sync_op_entry_valid(SyncEntry *e, uint64 request_id);
 
 static List *keyed_ops = NIL;	/* KeyedOp *, in TopTransactionContext */
+static bool wake_at_commit = false; /* launch plans changed: reconcile */
 static List *provisionals = NIL;	/* Provisional *, likewise */
 static TransactionId keyed_xid = InvalidTransactionId;	/* their transaction */
 
@@ -379,13 +380,17 @@ sync_keyed_unlock_all(AcquireRequest *req, bool partitions)
 
 /*
  * Request every lock in names[] for 'holder', all or nothing, without
- * waiting: each entry is granted at once or queued.  A holder that has
- * requested these locks already gets the current state reported (and a
- * new priority applied); asking for a different set is an error.
+ * waiting: each entry is granted at once or queued (mode QUEUE), granted at
+ * once or refused leaving no trace (TRY), or granted at once whatever the
+ * limit (FORCE).  admit_limit >= 0 makes the request wait until fewer than
+ * that many hold the lock (a launch plan version's own limit).  A holder
+ * that has requested these locks already gets the current state reported
+ * (and a new priority applied); asking for a different set is an error.
  * results[i] describes names[i].
  */
 void
 sync_keyed_request(char **names, int nnames, const char *holder,
+				   SyncKeyedMode mode, int32 admit_limit,
 				   bool has_priority, int32 priority,
 				   const char *controller, int64 lease_us,
 				   bool has_queued_at, TimestampTz queued_at,
@@ -537,6 +542,19 @@ sync_keyed_request(char **names, int nnames, const char *holder,
 	order_at = has_queued_at ? queued_at : now;
 	active = (ctl < 0 || beating || sync_controller_active(ctl));
 	for (int i = 0; i < nnames; i++)
+		req.entries[i]->admit_limit = admit_limit;
+	if (mode == SYNC_KEYED_TRY &&
+		!(active && sync_request_grantable(first, true)))
+	{
+		/* refused: nothing was linked anywhere yet */
+		sync_unbind_request(&req);
+		sync_keyed_unlock_all(&req, true);
+		sync_discard_request(&req);
+		for (int i = 0; i < nnames; i++)
+			results[i].refused = true;
+		return;
+	}
+	for (int i = 0; i < nnames; i++)
 	{
 		SyncEntry  *e = req.entries[i];
 
@@ -556,12 +574,14 @@ sync_keyed_request(char **names, int nnames, const char *holder,
 		if (ctl >= 0)
 			sync_controller_ref(ctl);
 		e->persisted = false;
+		if (mode != SYNC_KEYED_QUEUE)
+			continue;			/* granted below, never queued */
 		if (active)
 			sync_queue_insert(e->lock, e);
 		else
 			sync_dormant_insert(e->lock, e);
 	}
-	if (active && sync_request_grantable(first, true))
+	if (mode != SYNC_KEYED_QUEUE || (active && sync_request_grantable(first, true)))
 	{
 		SyncEntry  *e = first;
 
@@ -607,6 +627,7 @@ sync_keyed_request(char **names, int nnames, const char *holder,
 		row.owner = GetUserId();
 		row.request_id = (int64) first->request_id;
 		row.seq = (int64) first->seq;
+		row.admit_limit = admit_limit;
 		sync_state_insert(&row);
 	}
 }
@@ -1090,6 +1111,12 @@ sync_keyed_at_commit(void)
 {
 	ListCell   *lc;
 
+	if (wake_at_commit)
+	{
+		wake_at_commit = false;
+		pg_atomic_write_u32(&SyncState->launch_dirty, 1);
+		sync_worker_wake();
+	}
 	if (keyed_ops == NIL && provisionals == NIL)
 		return;
 
@@ -1171,6 +1198,8 @@ void
 sync_keyed_at_abort(void)
 {
 	ListCell   *lc;
+
+	wake_at_commit = false;
 
 	if (keyed_ops == NIL && provisionals == NIL)
 		return;
@@ -1382,6 +1411,7 @@ sync_keyed_install(List *rows, List *controllers, Oid limit_relid)
 		e->queued_at = row->queued_at;
 		e->lease_us = row->lease_us;
 		e->owner = row->owner;
+		e->admit_limit = row->admit_limit;
 		slot = slots[rowno++];
 		e->controller = slot;
 		if (slot >= 0)
@@ -1724,4 +1754,47 @@ sync_keyed_grant_info(SyncOutboxItem *item, SyncStateRow *row)
 	}
 	LWLockRelease(SyncState->holders_lock);
 	return ok;
+}
+
+/* Have the worker reconcile launch plans when this transaction commits. */
+void
+sync_keyed_wake_at_commit(void)
+{
+	wake_at_commit = true;
+}
+
+/*
+ * A pending request waits against a new limit of its own (a launch plan
+ * version's max_concurrency changed); a raised one may grant at once.
+ */
+void
+sync_keyed_set_admit_limit(const char *name, const char *holder, int32 limit)
+{
+	SyncHolder *h;
+	SyncEntry  *e;
+
+	LWLockAcquire(SyncState->holders_lock, LW_SHARED);
+	h = sync_holder_lookup(holder, false);
+	e = sync_holder_entry(h, name);
+	if (e != NULL)
+	{
+		uint32		partmask = e->partmask;
+
+		sync_lock_partitions(partmask, LW_EXCLUSIVE);
+		if (e->state == SYNC_ENTRY_PENDING || e->state == SYNC_ENTRY_DORMANT)
+		{
+			SyncEntry  *x = e;
+
+			do
+			{
+				x->admit_limit = limit;
+				x = x->next_in_request;
+			} while (x != e);
+			sync_grant_waiters(e->lock);
+		}
+		sync_unlock_partitions(partmask);
+	}
+	LWLockRelease(SyncState->holders_lock);
+	sync_grant_deferred();
+	sync_state_set_admit_limit(name, holder, limit);
 }

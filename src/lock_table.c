@@ -90,6 +90,8 @@ sync_shmem_startup(void)
 		SyncState->keyed_load_state = SYNC_KEYED_NOT_LOADED;
 		SpinLockInit(&SyncState->outbox_mutex);
 		pg_atomic_init_u64(&SyncState->next_lease_expiry, PG_UINT64_MAX);
+		pg_atomic_init_u32(&SyncState->launch_dirty, 1);
+		pg_atomic_init_u64(&SyncState->launch_deadline, PG_UINT64_MAX);
 		pg_atomic_init_u32(&SyncState->worker_pid, 0);
 		SyncState->worker_procno = -1;
 		SpinLockInit(&SyncState->pool_mutex);
@@ -370,6 +372,7 @@ sync_entry_alloc(void)
 		entry->release_xid = InvalidTransactionId;
 		entry->owner = InvalidOid;
 		entry->controller = -1;
+		entry->admit_limit = -1;
 		entry->persisted = false;
 	}
 	return entry;

@@ -517,7 +517,8 @@ sync_request_common(FunctionCallInfo fcinfo, char **names, int nnames, bool with
 				 errhint("Pass the workflow's creation time, or NULL for now.")));
 
 	InitMaterializedSRF(fcinfo, 0);
-	sync_keyed_request(names, nnames, holder, has_priority, priority,
+	sync_keyed_request(names, nnames, holder, SYNC_KEYED_QUEUE, -1,
+					   has_priority, priority,
 					   controller, lease_us,
 					   has_queued_at, queued_at, results);
 	for (int i = 0; i < nnames; i++)

@@ -84,6 +84,7 @@ typedef enum StatePlan
 	PLAN_CTL_UPSERT,
 	PLAN_CTL_DELETE,
 	PLAN_DELETE_BY_CONTROLLER,
+	PLAN_SET_ADMIT,
 	NUM_PLANS
 } StatePlan;
 
@@ -197,16 +198,16 @@ typedef struct PlanDef
 	bool		on_controller;
 	const char *sql;
 	int			nargs;
-	Oid			types[13];
+	Oid			types[14];
 } PlanDef;
 
 static const PlanDef plan_defs[NUM_PLANS] = {
 	[PLAN_INSERT] = {false,
 		"INSERT INTO %s (name, workflowkey, controller, held, priority, time, token, "
-		"granted_at, lease, lease_expires, owner, request_id, seq) "
-		"VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
-		13, {TEXTOID, TEXTOID, TEXTOID, BOOLOID, INT4OID, TIMESTAMPTZOID, INT8OID,
-	TIMESTAMPTZOID, INTERVALOID, TIMESTAMPTZOID, REGROLEOID, INT8OID, INT8OID}},
+		"granted_at, lease, lease_expires, owner, request_id, seq, admit_limit) "
+		"VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
+		14, {TEXTOID, TEXTOID, TEXTOID, BOOLOID, INT4OID, TIMESTAMPTZOID, INT8OID,
+	TIMESTAMPTZOID, INTERVALOID, TIMESTAMPTZOID, REGROLEOID, INT8OID, INT8OID, INT4OID}},
 	[PLAN_DELETE] = {false,
 		"DELETE FROM %s WHERE name" EQ "$1 AND workflowkey" EQ "$2",
 	2, {TEXTOID, TEXTOID}},
@@ -240,6 +241,9 @@ static const PlanDef plan_defs[NUM_PLANS] = {
 	[PLAN_DELETE_BY_CONTROLLER] = {false,
 		"DELETE FROM %s WHERE controller" EQ "$1 AND (NOT held OR $2)",
 	2, {TEXTOID, BOOLOID}},
+	[PLAN_SET_ADMIT] = {false,
+		"UPDATE %s SET admit_limit = $3 WHERE name" EQ "$1 AND workflowkey" EQ "$2",
+	3, {TEXTOID, TEXTOID, INT4OID}},
 };
 #undef EQ
 
@@ -340,11 +344,86 @@ sync_interval_datum(int64 us)
 	return IntervalPGetDatum(iv);
 }
 
+/*
+ * Run one statement of another part of syncwf (launch_plans.c) as the
+ * tables' owner.  The statement is prepared once per sync_state table and
+ * kept in *plan; in sql, "%1$s" stands for the extension's schema.  Returns
+ * the rows processed; with rows_out, the result rows as arrays of strings
+ * (NULL for SQL NULL), in the caller's memory context.
+ */
+uint64
+sync_exec_owned(SyncOwnedPlan *plan, Datum *values, const char *nulls,
+				List **rows_out)
+{
+	Oid			save_userid;
+	int			save_sec_context;
+	MemoryContext caller = CurrentMemoryContext;
+	volatile uint64 processed = 0;
+
+	if (rows_out)
+		*rows_out = NIL;
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	sync_lookup_tables(false);
+	if (plan->plan == NULL || plan->relid != state_relid)
+	{
+		char	   *sql = psprintf(plan->sql,
+								   quote_identifier(get_namespace_name(get_rel_namespace(state_relid))));
+		SPIPlanPtr	p = SPI_prepare(sql, plan->nargs, plan->types);
+
+		if (p == NULL)
+			elog(ERROR, "SPI_prepare failed for \"%s\": %s", sql,
+				 SPI_result_code_string(SPI_result));
+		if (SPI_keepplan(p) != 0)
+			elog(ERROR, "SPI_keepplan failed");
+		if (plan->plan != NULL)
+			SPI_freeplan(plan->plan);
+		plan->plan = p;
+		plan->relid = state_relid;
+	}
+	GetUserIdAndSecContext(&save_userid, &save_sec_context);
+	SetUserIdAndSecContext(tables_owner, save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
+	PG_TRY();
+	{
+		int			rc = SPI_execute_plan(plan->plan, values, nulls, false, 0);
+
+		if (rc < 0)
+			elog(ERROR, "syncwf statement failed: %s", SPI_result_code_string(rc));
+		processed = SPI_processed;
+		if (rows_out && SPI_tuptable != NULL)
+		{
+			TupleDesc	desc = SPI_tuptable->tupdesc;
+
+			for (uint64 i = 0; i < SPI_processed; i++)
+			{
+				MemoryContext old = MemoryContextSwitchTo(caller);
+				char	  **cols = palloc0(sizeof(char *) * desc->natts);
+
+				for (int c = 0; c < desc->natts; c++)
+				{
+					char	   *v = SPI_getvalue(SPI_tuptable->vals[i], desc, c + 1);
+
+					cols[c] = v ? pstrdup(v) : NULL;
+				}
+				*rows_out = lappend(*rows_out, cols);
+				MemoryContextSwitchTo(old);
+			}
+		}
+	}
+	PG_FINALLY();
+	{
+		SetUserIdAndSecContext(save_userid, save_sec_context);
+	}
+	PG_END_TRY();
+	SPI_finish();
+	return processed;
+}
+
 void
 sync_state_insert(SyncStateRow *row)
 {
-	Datum		values[13];
-	char		nulls[13];
+	Datum		values[14];
+	char		nulls[14];
 
 	memset(nulls, ' ', sizeof(nulls));
 	values[0] = CStringGetTextDatum(row->name);
@@ -374,6 +453,9 @@ sync_state_insert(SyncStateRow *row)
 	values[10] = ObjectIdGetDatum(row->owner);
 	values[11] = Int64GetDatum(row->request_id);
 	values[12] = Int64GetDatum(row->seq);
+	values[13] = Int32GetDatum(row->admit_limit);
+	if (row->admit_limit < 0)
+		nulls[13] = 'n';
 	(void) sync_exec(PLAN_INSERT, values, nulls, NULL, NULL);
 }
 
@@ -408,6 +490,17 @@ sync_state_delete(const char *name, const char *holder, const char *reason)
 	}
 	PG_END_TRY();
 	return (int) n;
+}
+
+void
+sync_state_set_admit_limit(const char *name, const char *holder, int32 limit)
+{
+	Datum		values[3];
+
+	values[0] = CStringGetTextDatum(name);
+	values[1] = CStringGetTextDatum(holder);
+	values[2] = Int32GetDatum(limit);
+	(void) sync_exec(PLAN_SET_ADMIT, values, NULL, NULL, NULL);
 }
 
 void
@@ -508,6 +601,9 @@ sync_state_persist_grant(SyncOutboxItem *item)
 		return false;
 	sync_state_notify("granted", row.name, row.holder, row.token,
 					  row.controller, NULL);
+	/* an execution waiting for a launch plan slot is QUEUED now */
+	if (strncmp(row.name, SYNC_LAUNCH_LOCK_PREFIX, strlen(SYNC_LAUNCH_LOCK_PREFIX)) == 0)
+		sync_launch_promoted(row.holder);
 	sync_keyed_note_persisted(item->entry, item->request_id, item->token);
 	return true;
 }
@@ -595,7 +691,7 @@ sync_state_read_all(List **controllers)
 
 	sql = psprintf("SELECT s.name, s.workflowkey, s.controller, s.held, s.priority, s.time, "
 				   "s.token, s.granted_at, s.lease, s.lease_expires, s.owner::pg_catalog.oid, "
-				   "s.request_id, s.seq, l.sizelimit "
+				   "s.request_id, s.seq, l.sizelimit, s.admit_limit "
 				   "FROM %s s LEFT JOIN %s l ON l.name OPERATOR(pg_catalog.=) "
 				   "pg_catalog.substr(s.name, 5) AND s.name OPERATOR(pg_catalog.~~) 'sem/%%' "
 				   "ORDER BY s.held DESC, s.priority DESC, s.time, s.seq", state, limits);
@@ -631,6 +727,8 @@ sync_state_read_all(List **controllers)
 		row->seq = DatumGetInt64(SPI_getbinval(tup, desc, 13, &isnull));
 		d = SPI_getbinval(tup, desc, 14, &isnull);
 		row->limit = isnull ? -1 : DatumGetInt32(d);
+		d = SPI_getbinval(tup, desc, 15, &isnull);
+		row->admit_limit = isnull ? -1 : DatumGetInt32(d);
 		rows = lappend(rows, row);
 		MemoryContextSwitchTo(old);
 	}

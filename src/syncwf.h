@@ -24,6 +24,7 @@
  *		              triggers, NOTIFY events, and the rebuild after a start
  *		controllers.c the controller registry: heartbeats and staleness
  *		worker.c      the background worker and sync_reconcile()
+ *		launch_plans.c launch-plan concurrency policies over executions
  *		sql_api.c     SQL-callable functions and the monitoring SRFs
  *
  *-------------------------------------------------------------------------
@@ -41,6 +42,7 @@
 #include "storage/condition_variable.h"
 #include "storage/spin.h"
 #include "nodes/pg_list.h"
+#include "executor/spi.h"
 #include "utils/hsearch.h"
 
 /* Longest lock name, in bytes ("sem/<namespace>/<key>"). */
@@ -158,6 +160,8 @@ typedef struct SyncEntry
 								 * ends */
 	Oid			owner;			/* role that requested it */
 	int32		controller;		/* controller slot, or -1 */
+	int32		admit_limit;	/* granted only while fewer hold the lock;
+								 * -1: the lock's limit alone */
 	bool		persisted;		/* held, and sync_state says so */
 } SyncEntry;
 
@@ -244,6 +248,8 @@ typedef struct SyncShared
 	bool		outbox_overflow;	/* items were dropped: scan everything */
 	SyncOutboxItem outbox[SYNC_OUTBOX_SIZE];
 	pg_atomic_uint64 next_lease_expiry; /* earliest lease deadline, or max */
+	pg_atomic_uint32 launch_dirty;	/* launch plans or phases changed by hand */
+	pg_atomic_uint64 launch_deadline;	/* earliest max_pending time-out */
 	pg_atomic_uint32 worker_pid;
 	int			worker_procno;	/* -1 when no worker runs */
 } SyncShared;
@@ -297,8 +303,19 @@ extern void sync_dormant_insert(SyncLock *lock, SyncEntry *entry);
 extern int	sync_queue_position(SyncEntry *entry);
 
 /* keyed.c */
+/* How a keyed request treats a lock that is not free. */
+typedef enum SyncKeyedMode
+{
+	SYNC_KEYED_QUEUE = 0,		/* queue until granted (sync_request) */
+	SYNC_KEYED_TRY,				/* grant now or leave no trace */
+	SYNC_KEYED_FORCE			/* grant now, whatever the limit (a slot
+								 * taken over from a replaced holder, or one
+								 * that only counts) */
+} SyncKeyedMode;
+
 typedef struct SyncKeyedResult
 {
+	bool		refused;		/* TRY: not granted, nothing left behind */
 	bool		held;
 	bool		active;			/* pending: counted in the queue */
 	int64		token;
@@ -341,6 +358,7 @@ typedef struct SyncStateRow
 	Oid			owner;
 	int64		request_id;
 	int64		seq;
+	int32		admit_limit;	/* -1: none */
 	int32		limit;			/* read: semaphore's sizelimit, -1 if none */
 } SyncStateRow;
 
@@ -358,6 +376,7 @@ extern void sync_keyed_require_writable(void);
 extern void sync_keyed_ensure_loaded(void);
 extern bool sync_keyed_try_load(bool nowait);
 extern void sync_keyed_request(char **names, int nnames, const char *holder,
+							   SyncKeyedMode mode, int32 admit_limit,
 							   bool has_priority, int32 priority,
 							   const char *controller,
 							   int64 lease_us, bool has_queued_at,
@@ -386,6 +405,9 @@ extern void sync_keyed_free_entry(SyncEntry *entry);
 extern List *sync_keyed_unpersisted(void);
 extern List *sync_keyed_expired(TimestampTz now, TimestampTz *next);
 extern bool sync_keyed_grant_info(SyncOutboxItem *item, SyncStateRow *row);
+extern void sync_keyed_wake_at_commit(void);
+extern void sync_keyed_set_admit_limit(const char *name, const char *holder,
+									   int32 limit);
 
 /* state_table.c */
 extern Oid	sync_state_relid(bool missing_ok);
@@ -396,6 +418,8 @@ extern int	sync_state_delete(const char *name, const char *holder,
 							  const char *reason);
 extern void sync_state_set_priority(const char *name, const char *holder,
 									int32 priority);
+extern void sync_state_set_admit_limit(const char *name, const char *holder,
+									   int32 limit);
 extern TimestampTz sync_state_refresh(const char *name, const char *holder,
 									  int64 lease_us, bool *found);
 extern bool sync_state_persist_grant(SyncOutboxItem *item);
@@ -410,6 +434,25 @@ extern int	sync_controller_forget(const char *controller, bool release_holds);
 extern bool sync_is_admin(Oid roleid);
 extern void sync_check_owner(Oid owner, const char *lock_name,
 							 const char *holder);
+
+/* A statement run by sync_exec_owned(); see state_table.c. */
+typedef struct SyncOwnedPlan
+{
+	const char *sql;
+	int			nargs;
+	Oid			types[12];
+	SPIPlanPtr	plan;			/* prepared, for relid */
+	Oid			relid;
+} SyncOwnedPlan;
+
+extern uint64 sync_exec_owned(SyncOwnedPlan *plan, Datum *values,
+							  const char *nulls, List **rows_out);
+
+/* launch_plans.c */
+#define SYNC_LAUNCH_LOCK_PREFIX "sem/launchplan/"
+extern void sync_launch_promoted(const char *execution_id);
+extern void sync_launch_deadline(TimestampTz at);
+extern int	sync_launch_reconcile(TimestampTz now, TimestampTz *next);
 
 /* controllers.c */
 extern Size sync_controllers_shmem_size(void);

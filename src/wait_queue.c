@@ -51,6 +51,19 @@ sync_lock_slots(SyncLock *lock)
 }
 
 /*
+ * Holders the lock may have for this entry to be granted: the lock's
+ * slots, or fewer if the entry carries its own limit (a launch plan
+ * version's max_concurrency, see launch_plans.c).
+ */
+static inline int
+sync_entry_slots(SyncEntry *e)
+{
+	int			slots = sync_lock_slots(e->lock);
+
+	return (e->admit_limit >= 0 && e->admit_limit < slots) ? e->admit_limit : slots;
+}
+
+/*
  * Does entry a go before entry b in a queue?  Priority first (higher
  * first), then the queue time (a keyed request may give its workflow's
  * creation time, as Argo orders), then arrival.
@@ -151,7 +164,7 @@ sync_request_grantable(SyncEntry *entry, bool respect_queue)
 	{
 		SyncLock   *lock = e->lock;
 
-		if (lock->nheld >= sync_lock_slots(lock))
+		if (lock->nheld >= sync_entry_slots(e))
 			return false;
 		if (respect_queue)
 		{
@@ -234,12 +247,13 @@ sync_defer_request(SyncEntry *entry)
 void
 sync_grant_waiters(SyncLock *lock)
 {
-	while (!dlist_is_empty(&lock->waiters) &&
-		   lock->nheld < sync_lock_slots(lock))
+	while (!dlist_is_empty(&lock->waiters))
 	{
 		SyncEntry  *front = dlist_head_element(SyncEntry, lock_link,
 											   &lock->waiters);
 
+		if (lock->nheld >= sync_entry_slots(front))
+			break;
 		if (front->nlocks > 1)
 		{
 			sync_defer_request(front);

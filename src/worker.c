@@ -13,7 +13,9 @@
  *	   someone else's release committed) to sync_state and sends its NOTIFY;
  *	3. releases holds whose lease has expired (their rows are deleted; the
  *	   trigger announces "lost" and hands the slot on at commit);
- *	4. turns controllers without a recent heartbeat inactive.
+ *	4. turns controllers without a recent heartbeat inactive;
+ *	5. reconciles launch plans (launch_plans.c) when plans or execution
+ *	   phases were changed by hand or a max_pending deadline has come.
  *
  * The worker sleeps on its latch until the earliest lease expiry or
  * controller deadline; grants, new leases and loads set its latch.  It
@@ -128,6 +130,23 @@ sync_outbox_drain(bool *overflow)
 	return result;
 }
 
+/* A pending execution times out at 'at': make sure the worker wakes then. */
+void
+sync_launch_deadline(TimestampTz at)
+{
+	uint64		cur = pg_atomic_read_u64(&SyncState->launch_deadline);
+
+	while ((uint64) at < cur)
+	{
+		if (pg_atomic_compare_exchange_u64(&SyncState->launch_deadline, &cur,
+										   (uint64) at))
+		{
+			sync_worker_wake();
+			break;
+		}
+	}
+}
+
 /* A lease now runs until 'expires': make sure the worker wakes for it. */
 void
 sync_lease_scheduled(TimestampTz expires)
@@ -196,8 +215,27 @@ sync_reconcile_round(TimestampTz *next_wake)
 	}
 
 	next_ctl = sync_controllers_check(now);
+
+	/*
+	 * Launch plans: when plans or phases were changed by hand, at a
+	 * max_pending deadline, and on every sync_reconcile() call.
+	 */
+	if (next_wake == NULL ||
+		pg_atomic_exchange_u32(&SyncState->launch_dirty, 0) != 0 ||
+		(uint64) now >= pg_atomic_read_u64(&SyncState->launch_deadline))
+	{
+		TimestampTz next_launch;
+
+		pg_atomic_write_u64(&SyncState->launch_deadline, PG_UINT64_MAX);
+		n += sync_launch_reconcile(now, &next_launch);
+		if (next_launch != DT_NOEND)
+			sync_launch_deadline(next_launch);
+	}
+
 	lease_due = pg_atomic_read_u64(&SyncState->next_lease_expiry);
 	next = Min(next_ctl, (TimestampTz) Min(lease_due, (uint64) DT_NOEND));
+	next = Min(next, (TimestampTz) Min(pg_atomic_read_u64(&SyncState->launch_deadline),
+									   (uint64) DT_NOEND));
 	if (next_wake)
 		*next_wake = next;
 	return n;

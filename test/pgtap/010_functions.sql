@@ -54,10 +54,17 @@ INSERT INTO api VALUES
   ('sync_forget_controller', '{text,boolean}',           'integer',
    'controller text, release_holds boolean DEFAULT false'),
   ('sync_reconcile',        '{}',                        'integer',
-   '');
+   ''),
+  -- launch plans
+  ('sync_launch_plan_register', '{text,text,text,text,integer,text,text,interval}', 'void',
+   'project text, domain text, name text, version text, max_concurrency integer DEFAULT NULL::integer, behavior text DEFAULT NULL::text, scheduling text DEFAULT ''FIFO''::text, max_pending interval DEFAULT NULL::interval'),
+  ('sync_execution_create', '{text,text,text,text,text,integer,boolean}', 'setof record',
+   'project text, domain text, name text, version text, execution_id text, priority integer DEFAULT 0, raise_on_limit boolean DEFAULT false'),
+  ('sync_execution_update', '{text,text}',               'text',
+   'execution_id text, phase text');
 
--- 20 functions x 7 assertions + 4 others
-SELECT plan(144);
+-- 23 functions x 7 assertions + 4 others
+SELECT plan(165);
 
 SELECT has_extension('syncwf', 'extension syncwf is installed');
 
@@ -100,7 +107,9 @@ SELECT bag_eq(
                            'sync_try_acquire_xact', 'sync_release', 'sync_release_all',
                            'sync_request', 'sync_release_holder', 'sync_heartbeat',
                            'sync_refresh', 'sync_is_held', 'sync_force_release',
-                           'sync_forget_controller', 'sync_reconcile')$$,
+                           'sync_forget_controller', 'sync_reconcile',
+                           'sync_launch_plan_register', 'sync_execution_create',
+                           'sync_execution_update')$$,
     $$SELECT format('%I(%s)', fname, array_to_string(args, ',')) FROM api$$,
     'the API function names have exactly the documented overloads');
 
@@ -116,7 +125,8 @@ SELECT bag_eq(
     $$SELECT format('%I(%s)', fname, array_to_string(args, ',')) FROM api
       UNION ALL VALUES ('sync_lock_status()'), ('sync_entry_status()'), ('sync_limit_changed()'),
                        ('sync_state_guard()'), ('sync_state_deleted()'), ('sync_controller_changed()'),
-                       ('sync_controller_stamp()')$$,
+                       ('sync_controller_stamp()'), ('sync_launch_plan_changed()'),
+                       ('sync_execution_changed()'), ('sync_launch_plan_metrics(interval)')$$,
     'extension syncwf owns exactly the API functions, the monitoring SRFs and the trigger functions');
 
 -- Named-argument calls work with the documented names.

@@ -33,7 +33,7 @@ $$;
 DELETE FROM sync_controller WHERE controller = 'tap_kc/ctl';   -- inactive at commit
 
 BEGIN;
-SELECT plan(215);
+SELECT plan(217);
 
 -- What sync_request returned, by tag.
 CREATE TEMP TABLE tap_kc_r (tag text PRIMARY KEY, status text, token bigint, queue_position integer);
@@ -46,8 +46,8 @@ SELECT is(
     (SELECT array_agg(attname::text ORDER BY attnum) FROM pg_catalog.pg_attribute
       WHERE attrelid = 'sync_state'::regclass AND attnum > 0 AND NOT attisdropped),
     ARRAY['name', 'workflowkey', 'controller', 'held', 'priority', 'time', 'token',
-          'granted_at', 'lease', 'lease_expires', 'owner', 'request_id', 'seq'],
-    'sync_state columns are (name, workflowkey, controller, held, priority, time, token, granted_at, lease, lease_expires, owner, request_id, seq)');
+          'granted_at', 'lease', 'lease_expires', 'owner', 'request_id', 'seq', 'admit_limit'],
+    'sync_state columns are (name, workflowkey, controller, held, priority, time, token, granted_at, lease, lease_expires, owner, request_id, seq, admit_limit)');
 SELECT col_type_is('sync_state', c, t, format('sync_state.%s is %s', c, t))
   FROM (VALUES
     ('name',          'text'),
@@ -62,12 +62,13 @@ SELECT col_type_is('sync_state', c, t, format('sync_state.%s is %s', c, t))
     ('lease_expires', 'timestamp with time zone'),
     ('owner',         'regrole'),
     ('request_id',    'bigint'),
-    ('seq',           'bigint')
+    ('seq',           'bigint'),
+    ('admit_limit',   'integer')
   ) AS x(c, t);
 SELECT col_not_null('sync_state', c, format('sync_state.%s is NOT NULL', c))
   FROM unnest(ARRAY['name', 'workflowkey', 'held', 'priority', 'time', 'owner', 'request_id', 'seq']) AS c;
 SELECT col_is_null('sync_state', c, format('sync_state.%s may be NULL', c))
-  FROM unnest(ARRAY['controller', 'token', 'granted_at', 'lease', 'lease_expires']) AS c;
+  FROM unnest(ARRAY['controller', 'token', 'granted_at', 'lease', 'lease_expires', 'admit_limit']) AS c;
 SELECT has_pk('sync_state', 'sync_state has a primary key');
 SELECT col_is_pk('sync_state', ARRAY['name', 'workflowkey'],
                  'sync_state primary key is (name, workflowkey)');

@@ -1,0 +1,978 @@
+/*-------------------------------------------------------------------------
+ *
+ * launch_plans.c
+ *		Launch-plan concurrency policies (Flyte's WAIT / ABORT / REPLACE /
+ *		SKIP) over versioned launch plans and their executions, built on the
+ *		keyed holds of keyed.c.
+ *
+ * Each launch plan name (project, domain, name) is the semaphore
+ *		sem/launchplan/<project>/<domain>/<name>
+ * whose keyed holders are execution ids, so its slots show in sync_locks,
+ * sync_holders and sync_waiters beside every other lock.  Its sync_limit
+ * row is kept (by the trigger on sync_launch_plan) at the largest
+ * max_concurrency of any of its versions; each execution's request carries
+ * the limit of the version it launches (SyncEntry.admit_limit).  So the
+ * count is version-agnostic (every holder of the plan's semaphore) and the
+ * enforcement version-specific (the request's own limit), as Flyte's page
+ * describes.
+ *
+ * Phases, by rank (a phase never goes to a lower rank; terminal is final):
+ *	0 PENDING (waiting for a slot; holds none)
+ *	1 QUEUED, 2 RUNNING, 3 SUCCEEDING / FAILING / ABORTING (hold a slot)
+ *	4 SUCCEEDED / FAILED / ABORTED / TIMED_OUT (terminal; slot released)
+ * An execution moved to ABORTING by a REPLACE has lost its slot already.
+ *
+ * A pending execution is promoted to QUEUED when its keyed request is
+ * granted: state_table.c calls sync_launch_promoted() when it writes the
+ * grant (the worker, sync_reconcile(), or a repeated request), in the same
+ * transaction as the row and the NOTIFY.
+ *
+ * Events (skip, abort, replace, promotion, time-out) are rows of
+ * sync_launch_event and NOTIFYs on channel "syncwf_launch" (JSON).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "syncwf.h"
+
+#include "access/xact.h"
+#include "catalog/pg_type_d.h"
+#include "commands/async.h"
+#include "commands/trigger.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/formatting.h"
+#include "utils/lsyscache.h"
+#include "utils/json.h"
+#include "utils/timestamp.h"
+
+#define SYNC_LAUNCH_CHANNEL "syncwf_launch"
+
+typedef enum LaunchPhase
+{
+	PH_PENDING,
+	PH_QUEUED,
+	PH_RUNNING,
+	PH_SUCCEEDING,
+	PH_FAILING,
+	PH_ABORTING,
+	PH_SUCCEEDED,
+	PH_FAILED,
+	PH_ABORTED,
+	PH_TIMED_OUT,
+	PH_COUNT
+} LaunchPhase;
+
+static const char *const phase_names[PH_COUNT] = {
+	"PENDING", "QUEUED", "RUNNING", "SUCCEEDING", "FAILING", "ABORTING",
+	"SUCCEEDED", "FAILED", "ABORTED", "TIMED_OUT"
+};
+static const int phase_rank[PH_COUNT] = {0, 1, 2, 3, 3, 3, 4, 4, 4, 4};
+
+#define PHASE_TERMINAL(p)	(phase_rank[p] == 4)
+
+/* The statements; %1$s is the extension's schema. */
+static SyncOwnedPlan get_execution = {
+	"SELECT project, domain, name, version, phase, reason "
+	"FROM %1$s.sync_execution WHERE execution_id OPERATOR(pg_catalog.=) $1",
+	1, {TEXTOID}
+};
+static SyncOwnedPlan lock_execution = {
+	"SELECT project, domain, name, version, phase "
+	"FROM %1$s.sync_execution WHERE execution_id OPERATOR(pg_catalog.=) $1 FOR UPDATE",
+	1, {TEXTOID}
+};
+static SyncOwnedPlan get_policy = {
+	"SELECT max_concurrency, behavior, scheduling, "
+	"(extract(epoch FROM max_pending) * 1000000)::pg_catalog.int8 "
+	"FROM %1$s.sync_launch_plan WHERE project OPERATOR(pg_catalog.=) $1 "
+	"AND domain OPERATOR(pg_catalog.=) $2 AND name OPERATOR(pg_catalog.=) $3 "
+	"AND version OPERATOR(pg_catalog.=) $4",
+	4, {TEXTOID, TEXTOID, TEXTOID, TEXTOID}
+};
+static SyncOwnedPlan plan_tracked = {
+	"SELECT 1 FROM %1$s.sync_limit WHERE name OPERATOR(pg_catalog.=) $1",
+	1, {TEXTOID}
+};
+static SyncOwnedPlan insert_execution = {
+	"INSERT INTO %1$s.sync_execution (execution_id, project, domain, name, version, "
+	"phase, reason, priority, created_at, queued_at, finished_at) "
+	"VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) "
+	"ON CONFLICT (execution_id) DO NOTHING",
+	11, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, INT4OID,
+	TIMESTAMPTZOID, TIMESTAMPTZOID, TIMESTAMPTZOID}
+};
+static SyncOwnedPlan set_phase = {
+	"UPDATE %1$s.sync_execution SET phase = $2, reason = COALESCE($3, reason), "
+	"queued_at = CASE WHEN $2 OPERATOR(pg_catalog.=) 'QUEUED' THEN pg_catalog.clock_timestamp() ELSE queued_at END, "
+	"started_at = CASE WHEN $2 OPERATOR(pg_catalog.=) 'RUNNING' AND started_at IS NULL "
+	"THEN pg_catalog.clock_timestamp() ELSE started_at END, "
+	"finished_at = CASE WHEN $4 THEN pg_catalog.clock_timestamp() ELSE finished_at END "
+	"WHERE execution_id OPERATOR(pg_catalog.=) $1",
+	4, {TEXTOID, TEXTOID, TEXTOID, BOOLOID}
+};
+static SyncOwnedPlan promote_execution = {
+	"UPDATE %1$s.sync_execution SET phase = 'QUEUED', reason = NULL, "
+	"queued_at = pg_catalog.clock_timestamp() "
+	"WHERE execution_id OPERATOR(pg_catalog.=) $1 AND phase OPERATOR(pg_catalog.=) 'PENDING' "
+	"RETURNING project, domain, name, version",
+	1, {TEXTOID}
+};
+static SyncOwnedPlan oldest_active = {
+	"SELECT e.execution_id FROM %1$s.sync_execution e "
+	"WHERE e.project OPERATOR(pg_catalog.=) $1 AND e.domain OPERATOR(pg_catalog.=) $2 "
+	"AND e.name OPERATOR(pg_catalog.=) $3 "
+	"AND e.phase IN ('QUEUED', 'RUNNING', 'SUCCEEDING', 'FAILING') "
+	"AND EXISTS (SELECT 1 FROM %1$s.sync_state s WHERE s.name OPERATOR(pg_catalog.=) $4 "
+	"AND s.workflowkey OPERATOR(pg_catalog.=) e.execution_id AND s.held) "
+	"ORDER BY e.created_at, e.execution_id LIMIT 1 FOR UPDATE OF e",
+	4, {TEXTOID, TEXTOID, TEXTOID, TEXTOID}
+};
+static SyncOwnedPlan insert_event = {
+	"INSERT INTO %1$s.sync_launch_event (event, project, domain, name, version, "
+	"execution_id, replaced_execution_id, reason) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+	8, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID}
+};
+static SyncOwnedPlan plan_limit_sync = {
+	/* the plan's semaphore allows the largest limit of any of its versions */
+	"WITH m AS (SELECT max(max_concurrency) AS lim FROM %1$s.sync_launch_plan "
+	"  WHERE project OPERATOR(pg_catalog.=) $1 AND domain OPERATOR(pg_catalog.=) $2 "
+	"  AND name OPERATOR(pg_catalog.=) $3), "
+	"d AS (DELETE FROM %1$s.sync_limit WHERE name OPERATOR(pg_catalog.=) $4 "
+	"  AND (SELECT lim FROM m) IS NULL RETURNING 1) "
+	"INSERT INTO %1$s.sync_limit (name, sizelimit) "
+	"SELECT $4, lim FROM m WHERE lim IS NOT NULL "
+	"ON CONFLICT (name) DO UPDATE SET sizelimit = excluded.sizelimit "
+	"WHERE sync_limit.sizelimit OPERATOR(pg_catalog.<>) excluded.sizelimit",
+	4, {TEXTOID, TEXTOID, TEXTOID, TEXTOID}
+};
+/* reconciliation: executions whose slot is not what their phase says */
+static SyncOwnedPlan to_reconcile = {
+	"SELECT e.execution_id, e.project, e.domain, e.name, e.version, e.phase, "
+	"p.max_concurrency, s.held, s.admit_limit, "
+	"(e.created_at OPERATOR(pg_catalog.+) p.max_pending) OPERATOR(pg_catalog.<=) pg_catalog.clock_timestamp(), "
+	"p.max_pending "
+	"FROM %1$s.sync_execution e "
+	"LEFT JOIN %1$s.sync_launch_plan p USING (project, domain, name, version) "
+	"LEFT JOIN %1$s.sync_state s ON s.name OPERATOR(pg_catalog.=) "
+	"  ('sem/launchplan/' OPERATOR(pg_catalog.||) e.project OPERATOR(pg_catalog.||) '/' "
+	"   OPERATOR(pg_catalog.||) e.domain OPERATOR(pg_catalog.||) '/' OPERATOR(pg_catalog.||) e.name) "
+	"  AND s.workflowkey OPERATOR(pg_catalog.=) e.execution_id "
+	"WHERE e.phase IN ('PENDING', 'QUEUED', 'RUNNING', 'SUCCEEDING', 'FAILING', 'ABORTING') "
+	"UNION ALL "
+	"SELECT e.execution_id, e.project, e.domain, e.name, e.version, e.phase, "
+	"NULL, s.held, s.admit_limit, false, NULL "
+	"FROM %1$s.sync_state s JOIN %1$s.sync_execution e ON e.execution_id OPERATOR(pg_catalog.=) s.workflowkey "
+	"WHERE s.name OPERATOR(pg_catalog.~~) 'sem/launchplan/%%' "
+	"AND e.phase IN ('SUCCEEDED', 'FAILED', 'ABORTED', 'TIMED_OUT')",
+	0, {InvalidOid}
+};
+static SyncOwnedPlan next_deadline = {
+	"SELECT min(e.created_at OPERATOR(pg_catalog.+) p.max_pending) "
+	"FROM %1$s.sync_execution e JOIN %1$s.sync_launch_plan p USING (project, domain, name, version) "
+	"WHERE e.phase OPERATOR(pg_catalog.=) 'PENDING' AND p.max_pending IS NOT NULL",
+	0, {InvalidOid}
+};
+
+/* Set while this backend's API updates sync_execution (see the trigger). */
+static bool launch_api_writing = false;
+
+/*-------------------------------------------------------------------------
+ * Arguments and small helpers
+ *-------------------------------------------------------------------------
+ */
+
+static char *
+sync_ident_arg(FunctionCallInfo fcinfo, int argno, const char *what, bool slash_ok)
+{
+	char	   *v;
+
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("%s must not be null", what)));
+	v = text_to_cstring(PG_GETARG_TEXT_PP(argno));
+	if (v[0] == '\0')
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must not be empty", what)));
+	if (strlen(v) > (slash_ok ? SYNC_KEY_MAXLEN : 63))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s is too long", what),
+				 errdetail("It is %zu bytes; at most %d are allowed.", strlen(v),
+						   slash_ok ? SYNC_KEY_MAXLEN : 63)));
+	for (const char *p = v; *p; p++)
+		if ((unsigned char) *p < 0x20 || *p == 0x7f || (!slash_ok && *p == '/'))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("%s must not contain %s", what,
+							*p == '/' ? "\"/\"" : "control characters")));
+	return v;
+}
+
+static LaunchPhase
+sync_phase_of(const char *name, bool must)
+{
+	for (int i = 0; i < PH_COUNT; i++)
+		if (pg_strcasecmp(name, phase_names[i]) == 0)
+			return (LaunchPhase) i;
+	if (must)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("unknown execution phase \"%s\"", name),
+				 errhint("Phases are PENDING, QUEUED, RUNNING, SUCCEEDING, SUCCEEDED, FAILING, FAILED, ABORTING, ABORTED and TIMED_OUT.")));
+	return PH_COUNT;
+}
+
+static char *
+sync_plan_lock(const char *project, const char *domain, const char *name)
+{
+	return psprintf("%s%s/%s/%s", SYNC_LAUNCH_LOCK_PREFIX, project, domain, name);
+}
+
+static void
+sync_launch_notify(const char *event, const char *execution_id,
+				   const char *project, const char *domain, const char *name,
+				   const char *version, const char *reason,
+				   const char *replaced)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	appendStringInfoString(&buf, "{\"event\": ");
+	escape_json(&buf, event);
+	appendStringInfoString(&buf, ", \"execution_id\": ");
+	escape_json(&buf, execution_id);
+	appendStringInfoString(&buf, ", \"project\": ");
+	escape_json(&buf, project);
+	appendStringInfoString(&buf, ", \"domain\": ");
+	escape_json(&buf, domain);
+	appendStringInfoString(&buf, ", \"name\": ");
+	escape_json(&buf, name);
+	appendStringInfoString(&buf, ", \"version\": ");
+	escape_json(&buf, version);
+	if (reason)
+	{
+		appendStringInfoString(&buf, ", \"reason\": ");
+		escape_json(&buf, reason);
+	}
+	if (replaced)
+	{
+		appendStringInfoString(&buf, ", \"replaced_execution_id\": ");
+		escape_json(&buf, replaced);
+	}
+	appendStringInfoChar(&buf, '}');
+	Async_Notify(SYNC_LAUNCH_CHANNEL, buf.data);
+	pfree(buf.data);
+}
+
+/* Record an event (a row and a NOTIFY, both at commit). */
+static void
+sync_launch_event(const char *event, const char *execution_id,
+				  const char *project, const char *domain, const char *name,
+				  const char *version, const char *reason, const char *replaced)
+{
+	Datum		values[8];
+	char		nulls[8];
+
+	memset(nulls, ' ', sizeof(nulls));
+	values[0] = CStringGetTextDatum(event);
+	values[1] = CStringGetTextDatum(project);
+	values[2] = CStringGetTextDatum(domain);
+	values[3] = CStringGetTextDatum(name);
+	values[4] = CStringGetTextDatum(version);
+	values[5] = CStringGetTextDatum(execution_id);
+	if (replaced)
+		values[6] = CStringGetTextDatum(replaced);
+	else
+		nulls[6] = 'n';
+	if (reason)
+		values[7] = CStringGetTextDatum(reason);
+	else
+		nulls[7] = 'n';
+	(void) sync_exec_owned(&insert_event, values, nulls, NULL);
+	{
+		char	   *lower = asc_tolower(event, strlen(event));
+
+		sync_launch_notify(lower, execution_id, project, domain, name,
+						   version, reason, replaced);
+	}
+}
+
+static void
+sync_set_phase(const char *execution_id, LaunchPhase phase, const char *reason)
+{
+	Datum		values[4];
+	char		nulls[4] = {' ', ' ', ' ', ' '};
+
+	values[0] = CStringGetTextDatum(execution_id);
+	values[1] = CStringGetTextDatum(phase_names[phase]);
+	if (reason)
+		values[2] = CStringGetTextDatum(reason);
+	else
+		nulls[2] = 'n';
+	values[3] = BoolGetDatum(PHASE_TERMINAL(phase));
+	launch_api_writing = true;
+	PG_TRY();
+	{
+		(void) sync_exec_owned(&set_phase, values, nulls, NULL);
+	}
+	PG_FINALLY();
+	{
+		launch_api_writing = false;
+	}
+	PG_END_TRY();
+}
+
+static void
+sync_insert_execution(const char *id, const char *project, const char *domain,
+					  const char *name, const char *version, LaunchPhase phase,
+					  const char *reason, int32 priority, TimestampTz created)
+{
+	Datum		values[11];
+	char		nulls[11];
+
+	memset(nulls, ' ', sizeof(nulls));
+	values[0] = CStringGetTextDatum(id);
+	values[1] = CStringGetTextDatum(project);
+	values[2] = CStringGetTextDatum(domain);
+	values[3] = CStringGetTextDatum(name);
+	values[4] = CStringGetTextDatum(version);
+	values[5] = CStringGetTextDatum(phase_names[phase]);
+	if (reason)
+		values[6] = CStringGetTextDatum(reason);
+	else
+		nulls[6] = 'n';
+	values[7] = Int32GetDatum(priority);
+	values[8] = TimestampTzGetDatum(created);
+	values[9] = TimestampTzGetDatum(created);
+	if (phase != PH_QUEUED)
+		nulls[9] = 'n';
+	values[10] = TimestampTzGetDatum(created);
+	if (!PHASE_TERMINAL(phase))
+		nulls[10] = 'n';
+	(void) sync_exec_owned(&insert_execution, values, nulls, NULL);
+}
+
+/* Request the plan's semaphore for an execution; see keyed.c for modes. */
+static SyncKeyedResult
+sync_take_slot(const char *lock, const char *execution_id, SyncKeyedMode mode,
+			   int32 limit, int32 priority, TimestampTz order_at)
+{
+	SyncKeyedResult result;
+	char	   *names[1];
+
+	names[0] = (char *) lock;
+	memset(&result, 0, sizeof(result));
+	sync_keyed_request(names, 1, execution_id, mode, limit, true, priority,
+					   NULL, 0, true, order_at, &result);
+	return result;
+}
+
+static void
+sync_launch_prepare(void)
+{
+	sync_require_shmem();
+	sync_backend_setup();
+	sync_keyed_require_database();
+	sync_keyed_require_writable();
+	sync_keyed_ensure_loaded();
+}
+
+/*-------------------------------------------------------------------------
+ * sync_launch_plan_register
+ *-------------------------------------------------------------------------
+ */
+
+PG_FUNCTION_INFO_V1(sync_launch_plan_register);
+Datum
+sync_launch_plan_register(PG_FUNCTION_ARGS)
+{
+	char	   *project = sync_ident_arg(fcinfo, 0, "project", false);
+	char	   *domain = sync_ident_arg(fcinfo, 1, "domain", false);
+	char	   *name = sync_ident_arg(fcinfo, 2, "name", false);
+	char	   *version = sync_ident_arg(fcinfo, 3, "version", true);
+	bool		has_max = !PG_ARGISNULL(4);
+	int32		max = has_max ? PG_GETARG_INT32(4) : 0;
+	char	   *behavior = PG_ARGISNULL(5) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(5));
+	char	   *scheduling = PG_ARGISNULL(6) ? pstrdup("FIFO") : text_to_cstring(PG_GETARG_TEXT_PP(6));
+	Datum		values[8];
+	char		nulls[8];
+	char	   *sql;
+	int			rc;
+
+	if (has_max && max < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("max_concurrency must not be negative"),
+				 errhint("Pass NULL for a version without a concurrency policy.")));
+	if (behavior)
+	{
+		behavior = asc_toupper(behavior, strlen(behavior));
+		if (strcmp(behavior, "WAIT") != 0 && strcmp(behavior, "ABORT") != 0 &&
+			strcmp(behavior, "REPLACE") != 0 && strcmp(behavior, "SKIP") != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("unknown concurrency behavior \"%s\"", behavior),
+					 errhint("Use WAIT, ABORT, REPLACE or SKIP.")));
+		if (!has_max)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("a behavior needs a max_concurrency"),
+					 errhint("Pass max_concurrency too, or neither for a version without a policy.")));
+	}
+	else if (has_max)
+		behavior = "SKIP";		/* Flyte's default */
+	scheduling = asc_toupper(scheduling, strlen(scheduling));
+	if (strcmp(scheduling, "FIFO") != 0 && strcmp(scheduling, "LIFO") != 0 &&
+		strcmp(scheduling, "PRIORITY") != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("unknown scheduling order \"%s\"", scheduling),
+				 errhint("Use FIFO, LIFO or PRIORITY.")));
+	if (!PG_ARGISNULL(7))
+	{
+		int64		us = sync_interval_us(PG_GETARG_INTERVAL_P(7));
+
+		if (us <= 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("max_pending must be positive"),
+					 errhint("Pass NULL for no limit on the time an execution may wait.")));
+	}
+
+	sync_require_shmem();
+	sync_keyed_require_database();
+
+	/*
+	 * A plain upsert, with the caller's privileges: plans are rows that
+	 * their owners may write (the extension's owner and syncwf_admin).
+	 */
+	memset(nulls, ' ', sizeof(nulls));
+	values[0] = CStringGetTextDatum(project);
+	values[1] = CStringGetTextDatum(domain);
+	values[2] = CStringGetTextDatum(name);
+	values[3] = CStringGetTextDatum(version);
+	values[4] = Int32GetDatum(max);
+	if (!has_max)
+		nulls[4] = 'n';
+	values[5] = behavior ? CStringGetTextDatum(behavior) : (Datum) 0;
+	if (!behavior)
+		nulls[5] = 'n';
+	values[6] = CStringGetTextDatum(scheduling);
+	values[7] = PG_ARGISNULL(7) ? (Datum) 0 : PG_GETARG_DATUM(7);
+	if (PG_ARGISNULL(7))
+		nulls[7] = 'n';
+	sql = psprintf("INSERT INTO %s.sync_launch_plan AS p (project, domain, name, version, "
+				   "max_concurrency, behavior, scheduling, max_pending) "
+				   "VALUES ($1, $2, $3, $4, $5, $6, $7, $8) "
+				   "ON CONFLICT (project, domain, name, version) DO UPDATE SET "
+				   "max_concurrency = excluded.max_concurrency, behavior = excluded.behavior, "
+				   "scheduling = excluded.scheduling, max_pending = excluded.max_pending, "
+				   "updated_at = pg_catalog.now()",
+				   quote_identifier(get_namespace_name(get_func_namespace(fcinfo->flinfo->fn_oid))));
+	{
+		Oid			types[8] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, INT4OID, TEXTOID,
+		TEXTOID, INTERVALOID};
+
+		if (SPI_connect() != SPI_OK_CONNECT)
+			elog(ERROR, "SPI_connect failed");
+		rc = SPI_execute_with_args(sql, 8, types, values, nulls, false, 0);
+		if (rc != SPI_OK_INSERT)
+			elog(ERROR, "could not register launch plan: %s", SPI_result_code_string(rc));
+		SPI_finish();
+	}
+	PG_RETURN_VOID();
+}
+
+/*
+ * Trigger on sync_launch_plan (AFTER INSERT OR UPDATE OR DELETE, per row):
+ * keep the plan's sync_limit row at the largest limit of its versions, and
+ * have the worker reconcile pending executions when this commits.
+ */
+PG_FUNCTION_INFO_V1(sync_launch_plan_changed);
+Datum
+sync_launch_plan_changed(PG_FUNCTION_ARGS)
+{
+	TriggerData *trigdata = (TriggerData *) fcinfo->context;
+	HeapTuple	tuples[2];
+	int			ntuples = 0;
+	TupleDesc	desc;
+
+	if (!CALLED_AS_TRIGGER(fcinfo))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("sync_launch_plan_changed() can only be called as a trigger")));
+	sync_require_shmem();
+	sync_backend_setup();
+	desc = RelationGetDescr(trigdata->tg_relation);
+	if (!TRIGGER_FIRED_BY_INSERT(trigdata->tg_event))
+		tuples[ntuples++] = trigdata->tg_trigtuple;
+	if (TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event))
+		tuples[ntuples++] = trigdata->tg_newtuple;
+	else if (TRIGGER_FIRED_BY_INSERT(trigdata->tg_event))
+		tuples[ntuples++] = trigdata->tg_trigtuple;
+	for (int i = 0; i < ntuples; i++)
+	{
+		char	   *project = SPI_getvalue(tuples[i], desc, SPI_fnumber(desc, "project"));
+		char	   *domain = SPI_getvalue(tuples[i], desc, SPI_fnumber(desc, "domain"));
+		char	   *name = SPI_getvalue(tuples[i], desc, SPI_fnumber(desc, "name"));
+		Datum		values[4];
+
+		values[0] = CStringGetTextDatum(project);
+		values[1] = CStringGetTextDatum(domain);
+		values[2] = CStringGetTextDatum(name);
+		values[3] = CStringGetTextDatum(psprintf("launchplan/%s/%s/%s", project, domain, name));
+		(void) sync_exec_owned(&plan_limit_sync, values, NULL, NULL);
+	}
+	sync_keyed_wake_at_commit();
+	return PointerGetDatum(NULL);
+}
+
+/*
+ * Trigger on sync_execution (AFTER UPDATE, per statement): an update not
+ * made by syncwf's own functions (another system moving phases) gets the
+ * slots repaired by the worker when it commits.
+ */
+PG_FUNCTION_INFO_V1(sync_execution_changed);
+Datum
+sync_execution_changed(PG_FUNCTION_ARGS)
+{
+	if (!CALLED_AS_TRIGGER(fcinfo))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("sync_execution_changed() can only be called as a trigger")));
+	if (!launch_api_writing)
+	{
+		sync_require_shmem();
+		sync_backend_setup();
+		sync_keyed_wake_at_commit();
+	}
+	return PointerGetDatum(NULL);
+}
+
+/*-------------------------------------------------------------------------
+ * sync_execution_create
+ *-------------------------------------------------------------------------
+ */
+
+typedef struct CreateResult
+{
+	LaunchPhase phase;
+	bool		skipped;
+	char	   *reason;
+	char	   *replaced;
+} CreateResult;
+
+static void
+sync_limit_reached(bool raise, const char *reason)
+{
+	if (raise)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("%s", reason),
+				 errhint("Retry later, or call sync_execution_create() without raise_on_limit to have the outcome recorded.")));
+}
+
+static CreateResult
+sync_create_execution(const char *project, const char *domain, const char *name,
+					  const char *version, const char *id, int32 priority,
+					  bool raise)
+{
+	CreateResult res;
+	List	   *rows;
+	Datum		values[4];
+	char	  **row;
+	char	   *lock = sync_plan_lock(project, domain, name);
+	TimestampTz now = GetCurrentTimestamp();
+	int32		max;
+	const char *behavior;
+	const char *scheduling;
+	int32		order_priority = 0;
+	TimestampTz order_at = now;
+	SyncKeyedResult slot;
+
+	memset(&res, 0, sizeof(res));
+
+	/* An existing execution: report it, change nothing. */
+	values[0] = CStringGetTextDatum(id);
+	(void) sync_exec_owned(&get_execution, values, NULL, &rows);
+	if (rows != NIL)
+	{
+		row = (char **) linitial(rows);
+		if (strcmp(row[0], project) != 0 || strcmp(row[1], domain) != 0 ||
+			strcmp(row[2], name) != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNIQUE_VIOLATION),
+					 errmsg("execution \"%s\" already exists for launch plan %s/%s/%s",
+							id, row[0], row[1], row[2]),
+					 errhint("Execution ids are unique across launch plans; use a new id.")));
+		res.phase = sync_phase_of(row[4], false);
+		res.reason = row[5];
+		return res;
+	}
+
+	/* The version's policy. */
+	values[0] = CStringGetTextDatum(project);
+	values[1] = CStringGetTextDatum(domain);
+	values[2] = CStringGetTextDatum(name);
+	values[3] = CStringGetTextDatum(version);
+	(void) sync_exec_owned(&get_policy, values, NULL, &rows);
+	if (rows == NIL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("launch plan %s/%s/%s version \"%s\" is not registered",
+						project, domain, name, version),
+				 errhint("Register it first: SELECT sync_launch_plan_register('%s', '%s', '%s', '%s', ...);",
+						 project, domain, name, version)));
+	row = (char **) linitial(rows);
+
+	if (row[0] == NULL)
+	{
+		/*
+		 * No policy: QUEUED at once.  If other versions of the plan have a
+		 * policy, it takes a slot all the same (never refused), so that it
+		 * counts for them: counting is version-agnostic.
+		 */
+		values[0] = CStringGetTextDatum(psprintf("launchplan/%s/%s/%s", project, domain, name));
+		if (sync_exec_owned(&plan_tracked, values, NULL, NULL) > 0)
+			(void) sync_take_slot(lock, id, SYNC_KEYED_FORCE, -1, 0, now);
+		sync_insert_execution(id, project, domain, name, version, PH_QUEUED,
+							  NULL, priority, now);
+		res.phase = PH_QUEUED;
+		return res;
+	}
+	max = pg_strtoint32(row[0]);
+	behavior = row[1];
+	scheduling = row[2];
+	if (strcmp(scheduling, "PRIORITY") == 0)
+		order_priority = priority;
+	else if (strcmp(scheduling, "LIFO") == 0)
+		order_at = -now;		/* newest first: the queue key is negated */
+
+	slot = sync_take_slot(lock, id,
+						  strcmp(behavior, "WAIT") == 0 ? SYNC_KEYED_QUEUE : SYNC_KEYED_TRY,
+						  max, order_priority, order_at);
+	if (slot.held)
+	{
+		sync_insert_execution(id, project, domain, name, version, PH_QUEUED,
+							  NULL, priority, now);
+		res.phase = PH_QUEUED;
+		return res;
+	}
+	if (!slot.refused)
+	{
+		/* WAIT: pending until a slot frees */
+		res.phase = PH_PENDING;
+		res.reason = psprintf("Waiting for a slot: concurrency limit (%d) reached for launch plan %s/%s/%s",
+							  max, project, domain, name);
+		sync_insert_execution(id, project, domain, name, version, PH_PENDING,
+							  res.reason, priority, now);
+		if (row[3] != NULL)
+			sync_launch_deadline(now + pg_strtoint64(row[3]));
+		return res;
+	}
+
+	res.reason = psprintf("Concurrency limit (%d) reached for launch plan %s/%s/%s",
+						  max, project, domain, name);
+	if (strcmp(behavior, "REPLACE") == 0)
+	{
+		values[0] = CStringGetTextDatum(project);
+		values[1] = CStringGetTextDatum(domain);
+		values[2] = CStringGetTextDatum(name);
+		values[3] = CStringGetTextDatum(lock);
+		(void) sync_exec_owned(&oldest_active, values, NULL, &rows);
+		if (rows != NIL)
+		{
+			char	   *victim = ((char **) linitial(rows))[0];
+			char	   *why = psprintf("Replaced by execution %s: concurrency limit (%d) reached for launch plan %s/%s/%s",
+									   id, max, project, domain, name);
+
+			sync_set_phase(victim, PH_ABORTING, why);
+			(void) sync_state_delete(lock, victim, "replaced");
+			/* the slot it held is ours: taken over, not queued for */
+			(void) sync_take_slot(lock, id, SYNC_KEYED_FORCE, max, order_priority, order_at);
+			sync_insert_execution(id, project, domain, name, version, PH_QUEUED,
+								  NULL, priority, now);
+			sync_launch_event("REPLACED", id, project, domain, name, version,
+							  why, victim);
+			res.phase = PH_QUEUED;
+			res.reason = NULL;
+			res.replaced = victim;
+			return res;
+		}
+		/* nothing to replace (a limit of 0): refused like ABORT */
+		res.reason = psprintf("%s; no running execution to replace", res.reason);
+		behavior = "ABORT";
+	}
+
+	sync_limit_reached(raise, res.reason);
+	if (strcmp(behavior, "ABORT") == 0)
+	{
+		sync_insert_execution(id, project, domain, name, version, PH_FAILED,
+							  res.reason, priority, now);
+		sync_launch_event("ABORTED", id, project, domain, name, version,
+						  res.reason, NULL);
+		res.phase = PH_FAILED;
+		return res;
+	}
+	/* SKIP: no execution, an event */
+	sync_launch_event("SKIPPED", id, project, domain, name, version,
+					  res.reason, NULL);
+	res.skipped = true;
+	return res;
+}
+
+PG_FUNCTION_INFO_V1(sync_execution_create);
+Datum
+sync_execution_create(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	char	   *project = sync_ident_arg(fcinfo, 0, "project", false);
+	char	   *domain = sync_ident_arg(fcinfo, 1, "domain", false);
+	char	   *name = sync_ident_arg(fcinfo, 2, "name", false);
+	char	   *version = sync_ident_arg(fcinfo, 3, "version", true);
+	char	   *id = sync_ident_arg(fcinfo, 4, "execution_id", true);
+	int32		priority;
+	bool		raise = (PG_NARGS() > 6 && !PG_ARGISNULL(6)) ? PG_GETARG_BOOL(6) : false;
+	CreateResult res;
+	Datum		out[3];
+	bool		nulls[3] = {false, false, false};
+
+	if (PG_ARGISNULL(5))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("priority must not be null"),
+				 errhint("Omit the argument for the default priority 0.")));
+	priority = PG_GETARG_INT32(5);
+
+	InitMaterializedSRF(fcinfo, 0);
+	sync_launch_prepare();
+	res = sync_create_execution(project, domain, name, version, id, priority, raise);
+
+	out[0] = CStringGetTextDatum(res.skipped ? "SKIPPED" : phase_names[res.phase]);
+	out[1] = res.reason ? CStringGetTextDatum(res.reason) : (Datum) 0;
+	nulls[1] = (res.reason == NULL);
+	out[2] = res.replaced ? CStringGetTextDatum(res.replaced) : (Datum) 0;
+	nulls[2] = (res.replaced == NULL);
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, out, nulls);
+	return (Datum) 0;
+}
+
+/*-------------------------------------------------------------------------
+ * sync_execution_update
+ *-------------------------------------------------------------------------
+ */
+
+/* Give up an execution's slot (or its place in the queue), if it has one. */
+static void
+sync_drop_slot(const char *lock, const char *id)
+{
+	SyncKeyedInfo info;
+
+	if (sync_keyed_lookup(lock, id, &info))
+	{
+		sync_check_owner(info.owner, lock, id);
+		(void) sync_state_delete(lock, id, "released");
+	}
+}
+
+PG_FUNCTION_INFO_V1(sync_execution_update);
+Datum
+sync_execution_update(PG_FUNCTION_ARGS)
+{
+	char	   *id = sync_ident_arg(fcinfo, 0, "execution_id", true);
+	char	   *want_name;
+	LaunchPhase want;
+	LaunchPhase cur;
+	List	   *rows;
+	char	  **row;
+	Datum		values[1];
+
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("phase must not be null")));
+	want_name = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	want = sync_phase_of(want_name, true);
+	sync_launch_prepare();
+
+	values[0] = CStringGetTextDatum(id);
+	(void) sync_exec_owned(&lock_execution, values, NULL, &rows);
+	if (rows == NIL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("execution \"%s\" does not exist", id),
+				 errhint("Create it with sync_execution_create().")));
+	row = (char **) linitial(rows);
+	cur = sync_phase_of(row[4], false);
+	if (cur == PH_COUNT)
+		cur = PH_QUEUED;		/* a phase written by hand: treat as queued */
+
+	if (want == cur)
+		PG_RETURN_TEXT_P(cstring_to_text(phase_names[cur]));
+	if (PHASE_TERMINAL(cur))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("execution \"%s\" is %s, which is final", id, phase_names[cur]),
+				 errhint("A terminal phase never changes.")));
+	if (phase_rank[want] <= phase_rank[cur])
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("execution \"%s\" cannot go from %s back to %s", id,
+						phase_names[cur], phase_names[want]),
+				 errhint("Phases only move forward: PENDING, QUEUED, RUNNING, then SUCCEEDING, FAILING or ABORTING, then a terminal phase.")));
+	if (cur == PH_PENDING && !PHASE_TERMINAL(want))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("execution \"%s\" is waiting for a slot", id),
+				 errdetail("A PENDING execution becomes QUEUED when its launch plan has a free slot."),
+				 errhint("To give up waiting, move it to ABORTED.")));
+
+	sync_set_phase(id, want, NULL);
+	if (PHASE_TERMINAL(want))
+		sync_drop_slot(sync_plan_lock(row[0], row[1], row[2]), id);
+	PG_RETURN_TEXT_P(cstring_to_text(phase_names[want]));
+}
+
+/*-------------------------------------------------------------------------
+ * Promotion and reconciliation
+ *-------------------------------------------------------------------------
+ */
+
+/*
+ * The keyed grant of a pending execution has just been written (in this
+ * transaction): it is QUEUED now.
+ */
+void
+sync_launch_promoted(const char *execution_id)
+{
+	Datum		values[1];
+	List	   *rows;
+
+	values[0] = CStringGetTextDatum(execution_id);
+	launch_api_writing = true;
+	PG_TRY();
+	{
+		(void) sync_exec_owned(&promote_execution, values, NULL, &rows);
+	}
+	PG_FINALLY();
+	{
+		launch_api_writing = false;
+	}
+	PG_END_TRY();
+	if (rows != NIL)
+	{
+		char	  **row = (char **) linitial(rows);
+
+		sync_launch_event("PROMOTED", execution_id, row[0], row[1], row[2],
+						  row[3], NULL, NULL);
+	}
+}
+
+/*
+ * One round of launch-plan maintenance (from sync_reconcile_round):
+ *	- pending executions whose version lost its policy are QUEUED;
+ *	- pending executions whose version's limit changed wait against the
+ *	  new limit (a raised one grants at once);
+ *	- pending executions older than max_pending are TIMED_OUT;
+ *	- slots are repaired after direct updates of phases: a terminal
+ *	  execution gives its slot back, an active one without a slot takes one.
+ * Returns the number of changes; *next is the next time-out (DT_NOEND).
+ */
+int
+sync_launch_reconcile(TimestampTz now, TimestampTz *next)
+{
+	List	   *rows;
+	List	   *deadline;
+	ListCell   *lc;
+	int			n = 0;
+
+	*next = DT_NOEND;
+	if (!OidIsValid(sync_state_relid(true)))
+		return 0;
+	(void) sync_exec_owned(&to_reconcile, NULL, NULL, &rows);
+	foreach(lc, rows)
+	{
+		char	  **r = (char **) lfirst(lc);
+		char	   *id = r[0];
+		LaunchPhase phase = sync_phase_of(r[5], false);
+		char	   *lock = sync_plan_lock(r[1], r[2], r[3]);
+		bool		has_entry = (r[7] != NULL);
+		bool		held = has_entry && r[7][0] == 't';
+
+		if (phase == PH_COUNT)
+			continue;
+		if (PHASE_TERMINAL(phase))
+		{
+			if (has_entry)
+			{
+				(void) sync_state_delete(lock, id, "released");
+				n++;
+			}
+		}
+		else if (phase == PH_PENDING)
+		{
+			if (r[9] && r[9][0] == 't')
+			{
+				char	   *why = psprintf("Pending longer than max_pending (%s) for launch plan %s/%s/%s",
+										   r[10], r[1], r[2], r[3]);
+
+				if (has_entry)
+					(void) sync_state_delete(lock, id, "released");
+				sync_set_phase(id, PH_TIMED_OUT, why);
+				sync_launch_event("TIMED_OUT", id, r[1], r[2], r[3], r[4], why, NULL);
+				n++;
+			}
+			else if (r[6] == NULL)
+			{
+				/* the version lost its policy: no longer waits */
+				if (has_entry)
+					(void) sync_state_delete(lock, id, "released");
+				sync_set_phase(id, PH_QUEUED, NULL);
+				sync_launch_event("PROMOTED", id, r[1], r[2], r[3], r[4],
+								  "the launch plan version has no concurrency policy any more", NULL);
+				n++;
+			}
+			else if (has_entry && !held &&
+					 (r[8] == NULL || pg_strtoint32(r[8]) != pg_strtoint32(r[6])))
+			{
+				sync_keyed_set_admit_limit(lock, id, pg_strtoint32(r[6]));
+				n++;
+			}
+			else if (!has_entry)
+			{
+				/* queue it (again) */
+				(void) sync_take_slot(lock, id, SYNC_KEYED_QUEUE, pg_strtoint32(r[6]), 0,
+									  now);
+				n++;
+			}
+		}
+		else if (!held)
+		{
+			/* running without a slot (moved by hand): it takes one */
+			if (has_entry)
+				(void) sync_state_delete(lock, id, "released");
+			if (r[6] != NULL)
+			{
+				(void) sync_take_slot(lock, id, SYNC_KEYED_FORCE, pg_strtoint32(r[6]), 0, now);
+				n++;
+			}
+		}
+	}
+
+	(void) sync_exec_owned(&next_deadline, NULL, NULL, &deadline);
+	if (deadline != NIL && ((char **) linitial(deadline))[0] != NULL)
+	{
+		Datum		d = DirectFunctionCall3(timestamptz_in,
+										   CStringGetDatum(((char **) linitial(deadline))[0]),
+										   ObjectIdGetDatum(InvalidOid),
+										   Int32GetDatum(-1));
+
+		*next = DatumGetTimestampTz(d);
+	}
+	return n;
+}
