@@ -396,7 +396,7 @@ LANGUAGE C;
 
 CREATE TRIGGER sync_launch_plan_changed
     AFTER INSERT OR UPDATE OR DELETE ON sync_launch_plan
-    FOR EACH ROW EXECUTE FUNCTION sync_launch_plan_changed();
+    FOR EACH STATEMENT EXECUTE FUNCTION sync_launch_plan_changed();
 CREATE TRIGGER sync_execution_changed
     AFTER UPDATE ON sync_execution
     FOR EACH STATEMENT EXECUTE FUNCTION sync_execution_changed();

@@ -425,7 +425,18 @@ sync_read_limits(AcquireRequest *req)
 	req->generation = pg_atomic_read_u64(&SyncState->limit_generation);
 	for (int i = 0; i < req->nnames; i++)
 		if (req->needed[i] && req->kinds[i] == SYNC_KIND_SEMAPHORE)
-			req->limits[i] = sync_limit_lookup(req->names[i], req->limit_relid);
+		{
+			if (!sync_lock_is_launch_plan(req->names[i]))
+				req->limits[i] = sync_limit_lookup(req->names[i], req->limit_relid);
+			else
+			{
+				/* a launch plan's overall limit, if someone set one */
+				int32		limit = sync_limit_lookup_optional(req->names[i],
+															   req->limit_relid);
+
+				req->limits[i] = (limit >= 0) ? limit : PG_INT32_MAX;
+			}
+		}
 	req->have_limits = true;
 }
 

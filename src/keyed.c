@@ -1385,6 +1385,11 @@ sync_keyed_install(List *rows, List *controllers, Oid limit_relid)
 				SYNC_KIND_SEMAPHORE : SYNC_KIND_MUTEX;
 			lock->limit = (lock->kind == SYNC_KIND_MUTEX) ? 1 : Max(row->limit, 0);
 			lock->limit_defined = (lock->kind == SYNC_KIND_MUTEX || row->limit >= 0);
+			if (!lock->limit_defined && sync_lock_is_launch_plan(row->name))
+			{
+				lock->limit = PG_INT32_MAX;
+				lock->limit_defined = true;
+			}
 			lock->limit_relid = limit_relid;
 		}
 		h = sync_holder_lookup(row->holder, true);

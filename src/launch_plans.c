@@ -8,13 +8,13 @@
  * Each launch plan name (project, domain, name) is the semaphore
  *		sem/launchplan/<project>/<domain>/<name>
  * whose keyed holders are execution ids, so its slots show in sync_locks,
- * sync_holders and sync_waiters beside every other lock.  Its sync_limit
- * row is kept (by the trigger on sync_launch_plan) at the largest
- * max_concurrency of any of its versions; each execution's request carries
- * the limit of the version it launches (SyncEntry.admit_limit).  So the
- * count is version-agnostic (every holder of the plan's semaphore) and the
+ * sync_holders and sync_waiters beside every other lock.  The semaphore
+ * needs no sync_limit row (a row 'launchplan/<project>/<domain>/<name>'
+ * would set an overall cap); each execution's request carries the limit of
+ * the version it launches (SyncEntry.admit_limit).  So the count is
+ * version-agnostic (every holder of the plan's semaphore) and the
  * enforcement version-specific (the request's own limit), as Flyte's page
- * describes.
+ * describes.  A plan registered in a transaction can be launched in it.
  *
  * Phases, by rank (a phase never goes to a lower rank; terminal is final):
  *	0 PENDING (waiting for a slot; holds none)
@@ -93,8 +93,11 @@ static SyncOwnedPlan get_policy = {
 	4, {TEXTOID, TEXTOID, TEXTOID, TEXTOID}
 };
 static SyncOwnedPlan plan_tracked = {
-	"SELECT 1 FROM %1$s.sync_limit WHERE name OPERATOR(pg_catalog.=) $1",
-	1, {TEXTOID}
+	/* does any version of the plan have a policy? */
+	"SELECT 1 FROM %1$s.sync_launch_plan WHERE project OPERATOR(pg_catalog.=) $1 "
+	"AND domain OPERATOR(pg_catalog.=) $2 AND name OPERATOR(pg_catalog.=) $3 "
+	"AND max_concurrency IS NOT NULL LIMIT 1",
+	3, {TEXTOID, TEXTOID, TEXTOID}
 };
 static SyncOwnedPlan insert_execution = {
 	"INSERT INTO %1$s.sync_execution (execution_id, project, domain, name, version, "
@@ -134,19 +137,6 @@ static SyncOwnedPlan insert_event = {
 	"INSERT INTO %1$s.sync_launch_event (event, project, domain, name, version, "
 	"execution_id, replaced_execution_id, reason) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
 	8, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID}
-};
-static SyncOwnedPlan plan_limit_sync = {
-	/* the plan's semaphore allows the largest limit of any of its versions */
-	"WITH m AS (SELECT max(max_concurrency) AS lim FROM %1$s.sync_launch_plan "
-	"  WHERE project OPERATOR(pg_catalog.=) $1 AND domain OPERATOR(pg_catalog.=) $2 "
-	"  AND name OPERATOR(pg_catalog.=) $3), "
-	"d AS (DELETE FROM %1$s.sync_limit WHERE name OPERATOR(pg_catalog.=) $4 "
-	"  AND (SELECT lim FROM m) IS NULL RETURNING 1) "
-	"INSERT INTO %1$s.sync_limit (name, sizelimit) "
-	"SELECT $4, lim FROM m WHERE lim IS NOT NULL "
-	"ON CONFLICT (name) DO UPDATE SET sizelimit = excluded.sizelimit "
-	"WHERE sync_limit.sizelimit OPERATOR(pg_catalog.<>) excluded.sizelimit",
-	4, {TEXTOID, TEXTOID, TEXTOID, TEXTOID}
 };
 /* reconciliation: executions whose slot is not what their phase says */
 static SyncOwnedPlan to_reconcile = {
@@ -489,45 +479,20 @@ sync_launch_plan_register(PG_FUNCTION_ARGS)
 }
 
 /*
- * Trigger on sync_launch_plan (AFTER INSERT OR UPDATE OR DELETE, per row):
- * keep the plan's sync_limit row at the largest limit of its versions, and
- * have the worker reconcile pending executions when this commits.
+ * Trigger on sync_launch_plan (AFTER INSERT OR UPDATE OR DELETE, per
+ * statement): have the worker reconcile pending executions when this
+ * commits (a version that lost its policy, a changed limit).
  */
 PG_FUNCTION_INFO_V1(sync_launch_plan_changed);
 Datum
 sync_launch_plan_changed(PG_FUNCTION_ARGS)
 {
-	TriggerData *trigdata = (TriggerData *) fcinfo->context;
-	HeapTuple	tuples[2];
-	int			ntuples = 0;
-	TupleDesc	desc;
-
 	if (!CALLED_AS_TRIGGER(fcinfo))
 		ereport(ERROR,
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
 				 errmsg("sync_launch_plan_changed() can only be called as a trigger")));
 	sync_require_shmem();
 	sync_backend_setup();
-	desc = RelationGetDescr(trigdata->tg_relation);
-	if (!TRIGGER_FIRED_BY_INSERT(trigdata->tg_event))
-		tuples[ntuples++] = trigdata->tg_trigtuple;
-	if (TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event))
-		tuples[ntuples++] = trigdata->tg_newtuple;
-	else if (TRIGGER_FIRED_BY_INSERT(trigdata->tg_event))
-		tuples[ntuples++] = trigdata->tg_trigtuple;
-	for (int i = 0; i < ntuples; i++)
-	{
-		char	   *project = SPI_getvalue(tuples[i], desc, SPI_fnumber(desc, "project"));
-		char	   *domain = SPI_getvalue(tuples[i], desc, SPI_fnumber(desc, "domain"));
-		char	   *name = SPI_getvalue(tuples[i], desc, SPI_fnumber(desc, "name"));
-		Datum		values[4];
-
-		values[0] = CStringGetTextDatum(project);
-		values[1] = CStringGetTextDatum(domain);
-		values[2] = CStringGetTextDatum(name);
-		values[3] = CStringGetTextDatum(psprintf("launchplan/%s/%s/%s", project, domain, name));
-		(void) sync_exec_owned(&plan_limit_sync, values, NULL, NULL);
-	}
 	sync_keyed_wake_at_commit();
 	return PointerGetDatum(NULL);
 }
@@ -637,7 +602,6 @@ sync_create_execution(const char *project, const char *domain, const char *name,
 		 * policy, it takes a slot all the same (never refused), so that it
 		 * counts for them: counting is version-agnostic.
 		 */
-		values[0] = CStringGetTextDatum(psprintf("launchplan/%s/%s/%s", project, domain, name));
 		if (sync_exec_owned(&plan_tracked, values, NULL, NULL) > 0)
 			(void) sync_take_slot(lock, id, SYNC_KEYED_FORCE, -1, 0, now);
 		sync_insert_execution(id, project, domain, name, version, PH_QUEUED,

@@ -196,6 +196,18 @@ sync_limit_read(Oid relid, const char *limit_name, bool committed_only)
  * for the changing transaction too.
  */
 int32
+sync_limit_lookup_optional(const char *lock_name, Oid relid)
+{
+	int32		limit;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	limit = sync_limit_read(relid, lock_name + 4, true);
+	SPI_finish();
+	return limit;
+}
+
+int32
 sync_limit_lookup(const char *lock_name, Oid relid)
 {
 	const char *limit_name = lock_name + 4;
@@ -349,6 +361,8 @@ sync_limits_precommit(void)
 static void
 sync_limit_apply(SyncLock *lock, int32 limit)
 {
+	if (limit == LIMIT_UNDEFINED && sync_lock_is_launch_plan(lock->tag.name))
+		limit = PG_INT32_MAX;	/* no overall limit: only the versions' */
 	if (limit == LIMIT_UNDEFINED)
 	{
 		if (lock->cached)

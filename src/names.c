@@ -87,3 +87,14 @@ sync_parse_lock_name(const char *name)
 						 kind == SYNC_KIND_MUTEX ? "mtx" : "sem")));
 	return kind;
 }
+
+/*
+ * Is this the semaphore of a launch plan (launch_plans.c)?  Its executions
+ * carry their version's own limit; the lock itself has no limit unless a
+ * sync_limit row sets an overall one.
+ */
+bool
+sync_lock_is_launch_plan(const char *name)
+{
+	return strncmp(name, SYNC_LAUNCH_LOCK_PREFIX, strlen(SYNC_LAUNCH_LOCK_PREFIX)) == 0;
+}

@@ -308,7 +308,9 @@ sync_lock_status(PG_FUNCTION_ARGS)
 		row = &rows[nrows++];
 		row->name = pstrdup(lock->tag.name);
 		row->kind = lock->kind;
-		row->limit = lock->limit_defined ? sync_lock_slots(lock) : -1;
+		/* (a launch plan's lock without an overall limit shows none) */
+		row->limit = (lock->limit_defined && sync_lock_slots(lock) != PG_INT32_MAX) ?
+			sync_lock_slots(lock) : -1;
 		row->nheld = lock->nheld;
 		row->nwaiting = lock->nwaiting + lock->ndormant;
 	}

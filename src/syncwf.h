@@ -49,6 +49,9 @@
 #define SYNC_NAME_MAXLEN		255
 #define SYNC_NAME_BUFLEN		(SYNC_NAME_MAXLEN + 1)
 
+/* The semaphores of launch plans: sem/launchplan/<project>/<domain>/<name>. */
+#define SYNC_LAUNCH_LOCK_PREFIX "sem/launchplan/"
+
 /* Most locks one all-or-nothing request may name. */
 #define SYNC_MAX_REQUEST_LOCKS	64
 
@@ -449,7 +452,6 @@ extern uint64 sync_exec_owned(SyncOwnedPlan *plan, Datum *values,
 							  const char *nulls, List **rows_out);
 
 /* launch_plans.c */
-#define SYNC_LAUNCH_LOCK_PREFIX "sem/launchplan/"
 extern void sync_launch_promoted(const char *execution_id);
 extern void sync_launch_deadline(TimestampTz at);
 extern int	sync_launch_reconcile(TimestampTz now, TimestampTz *next);
@@ -480,6 +482,7 @@ extern void sync_lease_scheduled(TimestampTz expires);
 /* limits.c */
 extern Oid	sync_limit_relid(Oid fn_oid);
 extern int32 sync_limit_lookup(const char *lock_name, Oid relid);
+extern int32 sync_limit_lookup_optional(const char *lock_name, Oid relid);
 extern bool sync_limits_pending(void);
 extern void sync_limits_precommit(void);
 extern void sync_limits_at_commit(void);
@@ -490,6 +493,7 @@ extern int64 sync_interval_us(Interval *iv);
 
 /* names.c */
 extern SyncLockKind sync_parse_lock_name(const char *name);
+extern bool sync_lock_is_launch_plan(const char *name);
 
 /* holds.c */
 /*
