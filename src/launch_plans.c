@@ -108,13 +108,14 @@ static SyncOwnedPlan insert_execution = {
 	TIMESTAMPTZOID, TIMESTAMPTZOID, TIMESTAMPTZOID}
 };
 static SyncOwnedPlan set_phase = {
-	"UPDATE %1$s.sync_execution SET phase = $2, reason = COALESCE($3, reason), "
+	"UPDATE %1$s.sync_execution SET phase = $2, "
+	"reason = CASE WHEN $5 THEN $3 ELSE reason END, "
 	"queued_at = CASE WHEN $2 OPERATOR(pg_catalog.=) 'QUEUED' THEN pg_catalog.clock_timestamp() ELSE queued_at END, "
 	"started_at = CASE WHEN $2 OPERATOR(pg_catalog.=) 'RUNNING' AND started_at IS NULL "
 	"THEN pg_catalog.clock_timestamp() ELSE started_at END, "
 	"finished_at = CASE WHEN $4 THEN pg_catalog.clock_timestamp() ELSE finished_at END "
 	"WHERE execution_id OPERATOR(pg_catalog.=) $1",
-	4, {TEXTOID, TEXTOID, TEXTOID, BOOLOID}
+	5, {TEXTOID, TEXTOID, TEXTOID, BOOLOID, BOOLOID}
 };
 static SyncOwnedPlan promote_execution = {
 	"UPDATE %1$s.sync_execution SET phase = 'QUEUED', reason = NULL, "
@@ -143,7 +144,7 @@ static SyncOwnedPlan to_reconcile = {
 	"SELECT e.execution_id, e.project, e.domain, e.name, e.version, e.phase, "
 	"p.max_concurrency, s.held, s.admit_limit, "
 	"(e.created_at OPERATOR(pg_catalog.+) p.max_pending) OPERATOR(pg_catalog.<=) pg_catalog.clock_timestamp(), "
-	"p.max_pending "
+	"extract(epoch FROM p.max_pending)::pg_catalog.float8 "
 	"FROM %1$s.sync_execution e "
 	"LEFT JOIN %1$s.sync_launch_plan p USING (project, domain, name, version) "
 	"LEFT JOIN %1$s.sync_state s ON s.name OPERATOR(pg_catalog.=) "
@@ -292,11 +293,16 @@ sync_launch_event(const char *event, const char *execution_id,
 	}
 }
 
+/*
+ * Move an execution to 'phase'.  set_reason: replace its reason with
+ * 'reason' (NULL clears it); otherwise keep the reason it has.
+ */
 static void
-sync_set_phase(const char *execution_id, LaunchPhase phase, const char *reason)
+sync_set_phase(const char *execution_id, LaunchPhase phase, bool set_reason,
+			   const char *reason)
 {
-	Datum		values[4];
-	char		nulls[4] = {' ', ' ', ' ', ' '};
+	Datum		values[5];
+	char		nulls[5] = {' ', ' ', ' ', ' ', ' '};
 
 	values[0] = CStringGetTextDatum(execution_id);
 	values[1] = CStringGetTextDatum(phase_names[phase]);
@@ -305,6 +311,7 @@ sync_set_phase(const char *execution_id, LaunchPhase phase, const char *reason)
 	else
 		nulls[2] = 'n';
 	values[3] = BoolGetDatum(PHASE_TERMINAL(phase));
+	values[4] = BoolGetDatum(set_reason);
 	launch_api_writing = true;
 	PG_TRY();
 	{
@@ -655,7 +662,7 @@ sync_create_execution(const char *project, const char *domain, const char *name,
 			char	   *why = psprintf("Replaced by execution %s: concurrency limit (%d) reached for launch plan %s/%s/%s",
 									   id, max, project, domain, name);
 
-			sync_set_phase(victim, PH_ABORTING, why);
+			sync_set_phase(victim, PH_ABORTING, true, why);
 			(void) sync_state_delete(lock, victim, "replaced");
 			/* the slot it held is ours: taken over, not queued for */
 			(void) sync_take_slot(lock, id, SYNC_KEYED_FORCE, max, order_priority, order_at);
@@ -796,7 +803,8 @@ sync_execution_update(PG_FUNCTION_ARGS)
 				 errdetail("A PENDING execution becomes QUEUED when its launch plan has a free slot."),
 				 errhint("To give up waiting, move it to ABORTED.")));
 
-	sync_set_phase(id, want, NULL);
+	/* leaving PENDING, the reason it waited no longer applies */
+	sync_set_phase(id, want, cur == PH_PENDING, NULL);
 	if (PHASE_TERMINAL(want))
 		sync_drop_slot(sync_plan_lock(row[0], row[1], row[2]), id);
 	PG_RETURN_TEXT_P(cstring_to_text(phase_names[want]));
@@ -882,12 +890,12 @@ sync_launch_reconcile(TimestampTz now, TimestampTz *next)
 		{
 			if (r[9] && r[9][0] == 't')
 			{
-				char	   *why = psprintf("Pending longer than max_pending (%s) for launch plan %s/%s/%s",
+				char	   *why = psprintf("Pending longer than max_pending (%s s) for launch plan %s/%s/%s",
 										   r[10], r[1], r[2], r[3]);
 
 				if (has_entry)
 					(void) sync_state_delete(lock, id, "released");
-				sync_set_phase(id, PH_TIMED_OUT, why);
+				sync_set_phase(id, PH_TIMED_OUT, true, why);
 				sync_launch_event("TIMED_OUT", id, r[1], r[2], r[3], r[4], why, NULL);
 				n++;
 			}
@@ -896,7 +904,7 @@ sync_launch_reconcile(TimestampTz now, TimestampTz *next)
 				/* the version lost its policy: no longer waits */
 				if (has_entry)
 					(void) sync_state_delete(lock, id, "released");
-				sync_set_phase(id, PH_QUEUED, NULL);
+				sync_set_phase(id, PH_QUEUED, true, NULL);
 				sync_launch_event("PROMOTED", id, r[1], r[2], r[3], r[4],
 								  "the launch plan version has no concurrency policy any more", NULL);
 				n++;
@@ -904,7 +912,12 @@ sync_launch_reconcile(TimestampTz now, TimestampTz *next)
 			else if (has_entry && !held &&
 					 (r[8] == NULL || pg_strtoint32(r[8]) != pg_strtoint32(r[6])))
 			{
-				sync_keyed_set_admit_limit(lock, id, pg_strtoint32(r[6]));
+				int32		limit = pg_strtoint32(r[6]);
+
+				sync_keyed_set_admit_limit(lock, id, limit);
+				sync_set_phase(id, PH_PENDING, true,
+							   psprintf("Waiting for a slot: concurrency limit (%d) reached for launch plan %s/%s/%s",
+										limit, r[1], r[2], r[3]));
 				n++;
 			}
 			else if (!has_entry)
@@ -915,9 +928,13 @@ sync_launch_reconcile(TimestampTz now, TimestampTz *next)
 				n++;
 			}
 		}
-		else if (!held)
+		else if (!held && phase != PH_ABORTING)
 		{
-			/* running without a slot (moved by hand): it takes one */
+			/*
+			 * Running without a slot (moved by hand): it takes one.  (An
+			 * ABORTING execution without one was replaced: it gave its slot
+			 * to its replacement.)
+			 */
 			if (has_entry)
 				(void) sync_state_delete(lock, id, "released");
 			if (r[6] != NULL)
