@@ -355,6 +355,7 @@ CREATE TABLE sync_execution (
     started_at   timestamptz,              -- first RUNNING
     finished_at  timestamptz               -- terminal phase reached
 );
+SELECT pg_catalog.pg_extension_config_dump('sync_execution', '');
 COMMENT ON TABLE sync_execution IS
     'Executions of launch plans; active phases hold a slot of the plan''s semaphore';
 -- Only live executions are indexed by plan: history does not slow counting.
@@ -375,6 +376,8 @@ CREATE TABLE sync_launch_event (
     replaced_execution_id text,
     reason                text
 );
+SELECT pg_catalog.pg_extension_config_dump('sync_launch_event', '');
+SELECT pg_catalog.pg_extension_config_dump('sync_launch_event_event_id_seq', '');
 COMMENT ON TABLE sync_launch_event IS
     'Every skip, abort, replacement, promotion and time-out of a launch plan execution';
 CREATE INDEX sync_launch_event_plan ON sync_launch_event (project, domain, name, at);
@@ -398,7 +401,7 @@ CREATE TRIGGER sync_launch_plan_changed
     AFTER INSERT OR UPDATE OR DELETE ON sync_launch_plan
     FOR EACH STATEMENT EXECUTE FUNCTION sync_launch_plan_changed();
 CREATE TRIGGER sync_execution_changed
-    AFTER UPDATE ON sync_execution
+    AFTER UPDATE OR DELETE ON sync_execution
     FOR EACH STATEMENT EXECUTE FUNCTION sync_execution_changed();
 
 CREATE FUNCTION sync_launch_plan_register(project text, domain text, name text, version text,

@@ -144,7 +144,9 @@ static SyncOwnedPlan to_reconcile = {
 	"SELECT e.execution_id, e.project, e.domain, e.name, e.version, e.phase, "
 	"p.max_concurrency, s.held, s.admit_limit, "
 	"(e.created_at OPERATOR(pg_catalog.+) p.max_pending) OPERATOR(pg_catalog.<=) pg_catalog.clock_timestamp(), "
-	"extract(epoch FROM p.max_pending)::pg_catalog.float8 "
+	"extract(epoch FROM p.max_pending)::pg_catalog.float8, "
+	"'sem/launchplan/' OPERATOR(pg_catalog.||) e.project OPERATOR(pg_catalog.||) '/' "
+	"OPERATOR(pg_catalog.||) e.domain OPERATOR(pg_catalog.||) '/' OPERATOR(pg_catalog.||) e.name "
 	"FROM %1$s.sync_execution e "
 	"LEFT JOIN %1$s.sync_launch_plan p USING (project, domain, name, version) "
 	"LEFT JOIN %1$s.sync_state s ON s.name OPERATOR(pg_catalog.=) "
@@ -153,11 +155,13 @@ static SyncOwnedPlan to_reconcile = {
 	"  AND s.workflowkey OPERATOR(pg_catalog.=) e.execution_id "
 	"WHERE e.phase IN ('PENDING', 'QUEUED', 'RUNNING', 'SUCCEEDING', 'FAILING', 'ABORTING') "
 	"UNION ALL "
-	"SELECT e.execution_id, e.project, e.domain, e.name, e.version, e.phase, "
-	"NULL, s.held, s.admit_limit, false, NULL "
-	"FROM %1$s.sync_state s JOIN %1$s.sync_execution e ON e.execution_id OPERATOR(pg_catalog.=) s.workflowkey "
+	/* slots of terminal executions, and of executions whose row was deleted */
+	"SELECT s.workflowkey, e.project, e.domain, e.name, e.version, "
+	"COALESCE(e.phase, 'ABORTED'), NULL, s.held, s.admit_limit, false, NULL, s.name "
+	"FROM %1$s.sync_state s LEFT JOIN %1$s.sync_execution e "
+	"  ON e.execution_id OPERATOR(pg_catalog.=) s.workflowkey "
 	"WHERE s.name OPERATOR(pg_catalog.~~) 'sem/launchplan/%%' "
-	"AND e.phase IN ('SUCCEEDED', 'FAILED', 'ABORTED', 'TIMED_OUT')",
+	"AND (e.execution_id IS NULL OR e.phase IN ('SUCCEEDED', 'FAILED', 'ABORTED', 'TIMED_OUT'))",
 	0, {InvalidOid}
 };
 static SyncOwnedPlan next_deadline = {
@@ -324,7 +328,7 @@ sync_set_phase(const char *execution_id, LaunchPhase phase, bool set_reason,
 	PG_END_TRY();
 }
 
-static void
+static bool
 sync_insert_execution(const char *id, const char *project, const char *domain,
 					  const char *name, const char *version, LaunchPhase phase,
 					  const char *reason, int32 priority, TimestampTz created)
@@ -351,7 +355,8 @@ sync_insert_execution(const char *id, const char *project, const char *domain,
 	values[10] = TimestampTzGetDatum(created);
 	if (!PHASE_TERMINAL(phase))
 		nulls[10] = 'n';
-	(void) sync_exec_owned(&insert_execution, values, nulls, NULL);
+	/* false: another transaction created this id first (and committed) */
+	return sync_exec_owned(&insert_execution, values, nulls, NULL) > 0;
 }
 
 /* Request the plan's semaphore for an execution; see keyed.c for modes. */
@@ -505,7 +510,7 @@ sync_launch_plan_changed(PG_FUNCTION_ARGS)
 }
 
 /*
- * Trigger on sync_execution (AFTER UPDATE, per statement): an update not
+ * Trigger on sync_execution (AFTER UPDATE OR DELETE, per statement): a change not
  * made by syncwf's own functions (another system moving phases) gets the
  * slots repaired by the worker when it commits.
  */
@@ -539,6 +544,50 @@ typedef struct CreateResult
 	char	   *replaced;
 } CreateResult;
 
+/*
+ * If execution 'id' exists, fill *res with its state and return true; an
+ * id of another launch plan is an error.
+ */
+static bool
+sync_existing_execution(const char *id, const char *project, const char *domain,
+						const char *name, CreateResult *res)
+{
+	Datum		values[1];
+	List	   *rows;
+	char	  **row;
+
+	values[0] = CStringGetTextDatum(id);
+	(void) sync_exec_owned(&get_execution, values, NULL, &rows);
+	if (rows == NIL)
+		return false;
+	row = (char **) linitial(rows);
+	if (strcmp(row[0], project) != 0 || strcmp(row[1], domain) != 0 ||
+		strcmp(row[2], name) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNIQUE_VIOLATION),
+				 errmsg("execution \"%s\" already exists for launch plan %s/%s/%s",
+						id, row[0], row[1], row[2]),
+				 errhint("Execution ids are unique across launch plans; use a new id.")));
+	memset(res, 0, sizeof(CreateResult));
+	res->phase = sync_phase_of(row[4], false);
+	res->reason = row[5];
+	return true;
+}
+
+/*
+ * Insert the execution; if a concurrent call created the same id first,
+ * report that one instead (and record nothing).
+ */
+#define INSERT_OR_REPORT(phase_, reason_) \
+	do { \
+		if (!sync_insert_execution(id, project, domain, name, version, (phase_), \
+								   (reason_), priority, now)) \
+		{ \
+			(void) sync_existing_execution(id, project, domain, name, &res); \
+			return res; \
+		} \
+	} while (0)
+
 static void
 sync_limit_reached(bool raise, const char *reason)
 {
@@ -570,22 +619,8 @@ sync_create_execution(const char *project, const char *domain, const char *name,
 	memset(&res, 0, sizeof(res));
 
 	/* An existing execution: report it, change nothing. */
-	values[0] = CStringGetTextDatum(id);
-	(void) sync_exec_owned(&get_execution, values, NULL, &rows);
-	if (rows != NIL)
-	{
-		row = (char **) linitial(rows);
-		if (strcmp(row[0], project) != 0 || strcmp(row[1], domain) != 0 ||
-			strcmp(row[2], name) != 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_UNIQUE_VIOLATION),
-					 errmsg("execution \"%s\" already exists for launch plan %s/%s/%s",
-							id, row[0], row[1], row[2]),
-					 errhint("Execution ids are unique across launch plans; use a new id.")));
-		res.phase = sync_phase_of(row[4], false);
-		res.reason = row[5];
+	if (sync_existing_execution(id, project, domain, name, &res))
 		return res;
-	}
 
 	/* The version's policy. */
 	values[0] = CStringGetTextDatum(project);
@@ -611,8 +646,7 @@ sync_create_execution(const char *project, const char *domain, const char *name,
 		 */
 		if (sync_exec_owned(&plan_tracked, values, NULL, NULL) > 0)
 			(void) sync_take_slot(lock, id, SYNC_KEYED_FORCE, -1, 0, now);
-		sync_insert_execution(id, project, domain, name, version, PH_QUEUED,
-							  NULL, priority, now);
+		INSERT_OR_REPORT(PH_QUEUED, NULL);
 		res.phase = PH_QUEUED;
 		return res;
 	}
@@ -629,8 +663,7 @@ sync_create_execution(const char *project, const char *domain, const char *name,
 						  max, order_priority, order_at);
 	if (slot.held)
 	{
-		sync_insert_execution(id, project, domain, name, version, PH_QUEUED,
-							  NULL, priority, now);
+		INSERT_OR_REPORT(PH_QUEUED, NULL);
 		res.phase = PH_QUEUED;
 		return res;
 	}
@@ -640,8 +673,7 @@ sync_create_execution(const char *project, const char *domain, const char *name,
 		res.phase = PH_PENDING;
 		res.reason = psprintf("Waiting for a slot: concurrency limit (%d) reached for launch plan %s/%s/%s",
 							  max, project, domain, name);
-		sync_insert_execution(id, project, domain, name, version, PH_PENDING,
-							  res.reason, priority, now);
+		INSERT_OR_REPORT(PH_PENDING, res.reason);
 		if (row[3] != NULL)
 			sync_launch_deadline(now + pg_strtoint64(row[3]));
 		return res;
@@ -656,6 +688,15 @@ sync_create_execution(const char *project, const char *domain, const char *name,
 		values[2] = CStringGetTextDatum(name);
 		values[3] = CStringGetTextDatum(lock);
 		(void) sync_exec_owned(&oldest_active, values, NULL, &rows);
+		if (rows == NIL)
+		{
+			/*
+			 * The execution it found was replaced by a concurrent call that
+			 * committed while we waited for its row lock; that call's own
+			 * execution is only visible to a new statement.
+			 */
+			(void) sync_exec_owned(&oldest_active, values, NULL, &rows);
+		}
 		if (rows != NIL)
 		{
 			char	   *victim = ((char **) linitial(rows))[0];
@@ -666,8 +707,7 @@ sync_create_execution(const char *project, const char *domain, const char *name,
 			(void) sync_state_delete(lock, victim, "replaced");
 			/* the slot it held is ours: taken over, not queued for */
 			(void) sync_take_slot(lock, id, SYNC_KEYED_FORCE, max, order_priority, order_at);
-			sync_insert_execution(id, project, domain, name, version, PH_QUEUED,
-								  NULL, priority, now);
+			INSERT_OR_REPORT(PH_QUEUED, NULL);
 			sync_launch_event("REPLACED", id, project, domain, name, version,
 							  why, victim);
 			res.phase = PH_QUEUED;
@@ -683,8 +723,7 @@ sync_create_execution(const char *project, const char *domain, const char *name,
 	sync_limit_reached(raise, res.reason);
 	if (strcmp(behavior, "ABORT") == 0)
 	{
-		sync_insert_execution(id, project, domain, name, version, PH_FAILED,
-							  res.reason, priority, now);
+		INSERT_OR_REPORT(PH_FAILED, res.reason);
 		sync_launch_event("ABORTED", id, project, domain, name, version,
 						  res.reason, NULL);
 		res.phase = PH_FAILED;
@@ -872,7 +911,7 @@ sync_launch_reconcile(TimestampTz now, TimestampTz *next)
 		char	  **r = (char **) lfirst(lc);
 		char	   *id = r[0];
 		LaunchPhase phase = sync_phase_of(r[5], false);
-		char	   *lock = sync_plan_lock(r[1], r[2], r[3]);
+		char	   *lock = r[11];
 		bool		has_entry = (r[7] != NULL);
 		bool		held = has_entry && r[7][0] == 't';
 

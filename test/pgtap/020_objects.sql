@@ -115,8 +115,10 @@ SELECT is((SELECT count(*)::int FROM pg_catalog.pg_depend d
               AND d.deptype = 'e'),
           4, 'sync_limit and the three views belong to extension syncwf');
 SELECT is((SELECT extconfig FROM pg_catalog.pg_extension WHERE extname = 'syncwf'),
-          ARRAY['sync_limit'::regclass::oid, 'sync_launch_plan'::regclass::oid],
-          'sync_limit and sync_launch_plan are extension configuration tables (their rows are dumped)');
+          ARRAY['sync_limit'::regclass::oid, 'sync_launch_plan'::regclass::oid,
+                'sync_execution'::regclass::oid, 'sync_launch_event'::regclass::oid,
+                'sync_launch_event_event_id_seq'::regclass::oid],
+          'sync_limit and the launch plan tables are extension configuration tables (their rows are dumped)');
 SELECT is((SELECT extrelocatable FROM pg_catalog.pg_extension WHERE extname = 'syncwf'),
           false, 'syncwf is not relocatable');
 
