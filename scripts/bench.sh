@@ -3,33 +3,37 @@
 #
 # Builds and installs the extension, starts a throwaway cluster in .bench/
 # (unix socket only, inside .bench/), and compares syncwf's session holds
-# with PostgreSQL's advisory locks (comparisons 1-4) and its keyed holds with
+# with PostgreSQL's advisory locks (comparisons 1-4), its keyed holds with
 # a plain-SQL table semaphore (5), a deep queue (6) and a target hand-off
-# latency (7).  Contenders are interleaved within the run (A, B, A, B, ...)
-# so machine noise hits both; the median of each contender is reported.  The
+# latency (7), and its launch-plan policies with a Flyte-style
+# count-then-insert (8) and a target slot hand-off latency (9).  Contenders
+# are interleaved within the run (A, B, A, B, ...) so machine noise hits all
+# of them; the median of each contender is reported.  The
 # results table is printed and written to docs/benchmarks.md; every figure in
 # that file comes from this run.
 #
 # Environment:
 #   BENCH_ONLY         comparisons to run: "all" (default), "engine" (1-4),
-#                      "keyed" (5-7) or numbers, e.g. "5 7" or "1,5"; the
-#                      others are reported as not run.  A partial run writes
-#                      its report to $BENCH_DIR/benchmarks.md unless
+#                      "keyed" (5-7), "launch" (8-9) or numbers, e.g. "5 7"
+#                      or "1,5"; the others are reported as not run.  A
+#                      partial run writes its report to
+#                      $BENCH_DIR/benchmarks.md unless
 #                      BENCH_OUT says otherwise (docs/ keeps full runs only)
 #   BENCH_SECONDS      duration of each pgbench run (default 10)
-#   BENCH_ROUNDS       rounds per contender in comparisons 1, 2 and 5
+#   BENCH_ROUNDS       rounds per contender in comparisons 1, 2, 5 and 8
 #                      (default 5)
 #   BENCH_FULL_ORDER   order of empty/full rounds in comparison 4 (default
 #                      "E F E F E F E F"); every F after an E refills
 #                      1,000,000 locks (a few seconds each)
 #   BENCH_HANDOFFS     iterations per session in comparison 3 (default 1001,
 #                      i.e. 2001 hand-offs per round)
-#   BENCH_LAT_ROUNDS   rounds per contender in comparisons 3 and 7,
+#   BENCH_LAT_ROUNDS   rounds per contender in comparisons 3, 7 and 9,
 #                      interleaved (default 3)
 #   BENCH_DEEP_ORDER   order of empty/deep rounds in comparison 6 (default
 #                      "E F E F E F E F"); every F after an E queues 100,000
 #                      keyed requests again (a few seconds each)
 #   BENCH_KEYED_HANDOFFS  hand-offs per round in comparison 7 (default 1000)
+#   BENCH_LAUNCH_HANDOFFS hand-offs per round in comparison 9 (default 1000)
 #   BENCH_WARMUP       seconds of unrecorded warm-up per contender (default 2)
 #   BENCH_SKIP_SYNCWF  1: do not build or load syncwf; run only the advisory
 #                      contenders (to test this script); the report goes to
@@ -57,6 +61,7 @@ BENCH_FULL_ORDER=${BENCH_FULL_ORDER:-"E F E F E F E F"}
 BENCH_DEEP_ORDER=${BENCH_DEEP_ORDER:-"E F E F E F E F"}
 BENCH_HANDOFFS=${BENCH_HANDOFFS:-1001}
 BENCH_KEYED_HANDOFFS=${BENCH_KEYED_HANDOFFS:-1000}
+BENCH_LAUNCH_HANDOFFS=${BENCH_LAUNCH_HANDOFFS:-1000}
 BENCH_LAT_ROUNDS=${BENCH_LAT_ROUNDS:-3}
 BENCH_WARMUP=${BENCH_WARMUP:-2}
 BENCH_SKIP_SYNCWF=${BENCH_SKIP_SYNCWF:-0}
@@ -71,16 +76,17 @@ die() { printf '[bench] ERROR: %s\n' "$*" >&2; exit 1; }
 RUN=" "
 for w in ${BENCH_ONLY//,/ }; do
     case $w in
-    all) RUN+="1 2 3 4 5 6 7 " ;;
+    all) RUN+="1 2 3 4 5 6 7 8 9 " ;;
     engine) RUN+="1 2 3 4 " ;;
     keyed) RUN+="5 6 7 " ;;
-    [1-7]) RUN+="$w " ;;
-    *) die "BENCH_ONLY: unknown word '$w' (use all, engine, keyed or numbers 1-7)" ;;
+    launch) RUN+="8 9 " ;;
+    [1-9]) RUN+="$w " ;;
+    *) die "BENCH_ONLY: unknown word '$w' (use all, engine, keyed, launch or numbers 1-9)" ;;
     esac
 done
 want() { [[ $RUN == *" $1 "* ]]; }
 PARTIAL=0
-for n in 1 2 3 4 5 6 7; do want "$n" || PARTIAL=1; done
+for n in 1 2 3 4 5 6 7 8 9; do want "$n" || PARTIAL=1; done
 [[ $RUN == " " ]] && die "BENCH_ONLY selects no comparison"
 
 if [[ $BENCH_SKIP_SYNCWF == 1 || $PARTIAL == 1 ]]; then
@@ -99,15 +105,18 @@ DEEP=100000           # comparison 6: pending keyed requests in the deep queue
 DEEP_LOCK=sem/bench/deep          # the queue (limit CLIENTS)
 DEEP_BLOCK=mtx/bench/deep-block   # held throughout comparison 6
 HO_WARMUP=20          # unrecorded hand-offs per round of comparison 7
+LAUNCH_HISTORY=100000 # comparison 8: terminal executions in the tables
+LAUNCH_MAX=1000       # ... and the max_concurrency of the WAIT plan launched
+LO_WARMUP=20          # unrecorded hand-offs per round of comparison 9
 MAX_LOCKS=1100000
 MAX_ENTRIES=1200000
 MAX_HOLDERS=300000
 
-for v in BENCH_SECONDS BENCH_ROUNDS BENCH_HANDOFFS BENCH_LAT_ROUNDS BENCH_WARMUP BENCH_KEYED_HANDOFFS; do
+for v in BENCH_SECONDS BENCH_ROUNDS BENCH_HANDOFFS BENCH_LAT_ROUNDS BENCH_WARMUP BENCH_KEYED_HANDOFFS BENCH_LAUNCH_HANDOFFS; do
     [[ ${!v} =~ ^[0-9]+$ ]] || die "$v must be a non-negative integer"
 done
-((BENCH_SECONDS > 0 && BENCH_ROUNDS > 0 && BENCH_LAT_ROUNDS > 0 && BENCH_HANDOFFS > 1 && BENCH_KEYED_HANDOFFS > 0)) ||
-    die "BENCH_SECONDS, BENCH_ROUNDS, BENCH_LAT_ROUNDS, BENCH_KEYED_HANDOFFS must be > 0 and BENCH_HANDOFFS > 1"
+((BENCH_SECONDS > 0 && BENCH_ROUNDS > 0 && BENCH_LAT_ROUNDS > 0 && BENCH_HANDOFFS > 1 && BENCH_KEYED_HANDOFFS > 0 && BENCH_LAUNCH_HANDOFFS > 0)) ||
+    die "BENCH_SECONDS, BENCH_ROUNDS, BENCH_LAT_ROUNDS, BENCH_KEYED_HANDOFFS, BENCH_LAUNCH_HANDOFFS must be > 0 and BENCH_HANDOFFS > 1"
 
 T0=$SECONDS
 LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -123,7 +132,7 @@ source "$ROOT/scripts/common.sh"
 log() { printf '[bench %s +%ss] %s\n' "$(date +%H:%M:%S)" "$((SECONDS - T0))" "$*" >&2; }
 die() { printf '[bench] ERROR: %s\n' "$*" >&2; exit 1; }
 
-ensure_packages libpq-dev     # libpq-fe.h for bench/keyed_handoff.c
+ensure_packages libpq-dev     # libpq-fe.h for bench/keyed_handoff.c, bench/launch_handoff.c
 ensure_pg_user
 command -v "$PG_CONFIG" >/dev/null 2>&1 || die "$PG_CONFIG not found"
 load_pg_paths
@@ -249,6 +258,29 @@ if want 7; then
         die "building bench/keyed_handoff.c failed, see $LOGS/keyed_handoff-build.log"
     chmod 755 "$HO_BIN"
 fi
+if want 8; then
+    # comparison 8: the Flyte-style schemas (flyte: flyteadmin's indexes;
+    # flyte_phase: plus an index on phase), the WAIT plan bench/dev/lp8 v1,
+    # and the same $LAUNCH_HISTORY terminal executions for every contender
+    as_pg "${PSQL[@]}" -d "$DB" -f "$ROOT/bench/launch_setup.sql" >/dev/null
+    t=$SECONDS
+    q "SELECT bench_flyte_schema('flyte', false, $LAUNCH_MAX), bench_flyte_schema('flyte_phase', true, $LAUNCH_MAX);
+       SELECT bench_launch_history('flyte', $LAUNCH_HISTORY), bench_launch_history('flyte_phase', $LAUNCH_HISTORY)" >/dev/null
+    if [[ $BENCH_SKIP_SYNCWF != 1 ]]; then
+        q "SELECT sync_launch_plan_register('bench', 'dev', 'lp8', 'v1', $LAUNCH_MAX, 'WAIT');
+           SELECT bench_launch_history(NULL, $LAUNCH_HISTORY)" >/dev/null
+    fi
+    log "launch plan bench/dev/lp8 v1 (WAIT, max_concurrency $LAUNCH_MAX) and $LAUNCH_HISTORY terminal executions of it in flyte.executions, flyte_phase.executions$([[ $BENCH_SKIP_SYNCWF != 1 ]] && echo " and sync_execution") ($((SECONDS - t)) s)"
+fi
+if want 9 && [[ $BENCH_SKIP_SYNCWF != 1 ]]; then
+    q "SELECT sync_launch_plan_register('bench', 'dev', 'lp9', 'v1', 1, 'WAIT')" >/dev/null
+    # comparison 9's client, built with libpq; run as the server user
+    LO_BIN=$BENCH_DIR/launch_handoff
+    cc -O2 -Wall -Werror -I"$("$PG_CONFIG" --includedir)" "$ROOT/bench/launch_handoff.c" \
+        -L"$("$PG_CONFIG" --libdir)" -lpq -o "$LO_BIN" >"$LOGS/launch_handoff-build.log" 2>&1 ||
+        die "building bench/launch_handoff.c failed, see $LOGS/launch_handoff-build.log"
+    chmod 755 "$LO_BIN"
+fi
 q "VACUUM ANALYZE" >/dev/null
 
 PG_VERSION=$(q "SELECT version()")
@@ -280,12 +312,14 @@ check_no_syncwf_leftovers() {
 }
 
 # run_pgbench LABEL SCRIPT SECONDS: prints the tps (excluding connection time).
+# PGBENCH_PGOPTIONS, if set, is passed to the clients as PGOPTIONS.
+PGBENCH_PGOPTIONS=
 run_pgbench() {
     local label=$1 script=$2 secs=$3 out rc tps failed
     out=$LOGS/pgbench-$label.log
     wait_idle
     rc=0
-    as_pg timeout --signal=INT --kill-after=30 $((secs + 60)) \
+    as_pg ${PGBENCH_PGOPTIONS:+"PGOPTIONS=$PGBENCH_PGOPTIONS"} timeout --signal=INT --kill-after=30 $((secs + 60)) \
         "$PGBIN/pgbench" -h "$SOCK" -p "$PORT" -U postgres \
         -n -M prepared -c "$CLIENTS" -j "$THREADS" -T "$secs" -f "$script" "$DB" \
         >"$out" 2>&1 || rc=$?
@@ -569,7 +603,7 @@ check_keyed_rows() {
 # elapsed seconds since a date +%s.%N stamp, one decimal
 since() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f\n", b - a }'; }
 
-if [[ $BENCH_SKIP_SYNCWF != 1 ]] && { want 5 || want 6 || want 7; }; then
+if [[ $BENCH_SKIP_SYNCWF != 1 ]] && { want 5 || want 6 || want 7 || want 8 || want 9; }; then
     wait_worker
 fi
 
@@ -733,6 +767,144 @@ else
     add_summary "7. keyed hand-off latency" "syncwf p99 over all hand-offs, microseconds" "n/a" "<=" 5000
 fi
 
+# --- 8. launch-plan executions vs a Flyte-style count-then-insert ----------------
+
+LAUNCH_ROWS=()
+LAUNCH_TERMINAL="'SUCCEEDED', 'FAILED', 'ABORTED', 'TIMED_OUT'"
+# launch_counts CONTENDER: "terminal all" executions of bench/dev/lp8 in the
+# contender's table (syncwf, or the reference schema flyte / flyte_phase)
+launch_counts() {
+    if [[ $1 == syncwf ]]; then
+        q "SELECT count(*) FILTER (WHERE phase IN ($LAUNCH_TERMINAL)), count(*)
+             FROM sync_execution WHERE (project, domain, name) = ('bench', 'dev', 'lp8')" | tr '|' ' '
+    else
+        q "SELECT count(*) FILTER (WHERE e.phase IN ($LAUNCH_TERMINAL)), count(*)
+             FROM $1.executions e JOIN $1.launch_plans l ON l.id = e.launch_plan_id
+            WHERE (l.project, l.domain, l.name) = ('bench', 'dev', 'lp8')" | tr '|' ' '
+    fi
+}
+# launch_run CONTENDER LABEL SECONDS: one pgbench run of comparison 8;
+# sets LAUNCH_TPS.  Afterwards every execution the run created is terminal,
+# one per pgbench transaction; they are deleted and the table vacuumed, so
+# that every run starts from the same $LAUNCH_HISTORY terminal executions.
+launch_run() {
+    local who=$1 label=$2 secs=$3 tps nt term all t
+    if [[ $who == syncwf ]]; then
+        tps=$(run_pgbench "$label" "$ROOT/bench/launch_syncwf.sql" "$secs")
+    else
+        tps=$(PGBENCH_PGOPTIONS="-c search_path=$who" run_pgbench "$label" "$ROOT/bench/launch_flyte.sql" "$secs")
+    fi
+    wait_idle
+    nt=$(awk -F': *' '/^number of transactions actually processed/ {split($2, a, "/"); print a[1]}' "$LOGS/pgbench-$label.log")
+    [[ -n $nt ]] || die "comparison 8: no transaction count in $LOGS/pgbench-$label.log"
+    read -r term all < <(launch_counts "$who")
+    [[ $term == "$all" ]] || die "comparison 8, $label: $((all - term)) executions of bench/dev/lp8 are not terminal after the run"
+    [[ $all == $((LAUNCH_HISTORY + nt)) ]] ||
+        die "comparison 8, $label: $all executions of bench/dev/lp8 after $nt pgbench transactions, expected $((LAUNCH_HISTORY + nt))"
+    t=$(date +%s.%N)
+    if [[ $who == syncwf ]]; then
+        check_keyed_rows
+        [[ $(q "SELECT count(*) FROM sync_launch_event WHERE (project, domain, name) = ('bench', 'dev', 'lp8')") == 0 ]] ||
+            die "comparison 8, $label: launch events recorded for bench/dev/lp8 (an execution waited or was refused)"
+        q "DELETE FROM sync_execution WHERE execution_id LIKE 'b8/%'" >/dev/null
+        q "VACUUM ANALYZE sync_execution, sync_state" >/dev/null
+    else
+        q "DELETE FROM $who.executions WHERE execution_name LIKE 'b8/%'" >/dev/null
+        q "VACUUM ANALYZE $who.executions" >/dev/null
+    fi
+    read -r term all < <(launch_counts "$who")
+    [[ "$term $all" == "$LAUNCH_HISTORY $LAUNCH_HISTORY" ]] ||
+        die "comparison 8, $label: $term terminal of $all executions after the reset, expected $LAUNCH_HISTORY"
+    LAUNCH_ROWS+=("| $label | $nt | $(since "$t") |")
+    LAUNCH_TPS=$tps
+}
+# the count of the reference contenders, as planned in their schema
+launch_count_plan() {
+    q "SET search_path = $1;
+       EXPLAIN (COSTS OFF)
+       SELECT count(*) FROM executions e JOIN launch_plans l ON l.id = e.launch_plan_id
+        WHERE l.project = 'bench' AND l.domain = 'dev' AND l.name = 'lp8'
+          AND e.phase IN ('QUEUED', 'RUNNING', 'SUCCEEDING', 'FAILING', 'ABORTING')"
+}
+
+L8_PLAN_FLYTE="not run" L8_PLAN_PHASE="not run"
+LAUNCH_CONTENDERS="syncwf flyte flyte_phase"
+[[ $BENCH_SKIP_SYNCWF == 1 ]] && LAUNCH_CONTENDERS="flyte flyte_phase"
+if want 8; then
+    log "comparison 8: launch + terminal update on a WAIT plan with $LAUNCH_HISTORY terminal executions, syncwf vs a Flyte-style count-then-insert without (flyte) and with (flyte_phase) an index on phase, $CLIENTS clients, $BENCH_ROUNDS rounds of ${BENCH_SECONDS}s each"
+    declare -A L8=() M8=()
+    for who in flyte flyte_phase; do
+        launch_count_plan "$who" >"$LOGS/launch-count-plan-$who.txt"
+    done
+    L8_PLAN_FLYTE=$(grep -m1 -oE '(Seq Scan|Index Scan|Index Only Scan|Bitmap Index Scan)( using [a-z_]+)? on executions' "$LOGS/launch-count-plan-flyte.txt" || echo "see $LOGS/launch-count-plan-flyte.txt")
+    L8_PLAN_PHASE=$(grep -m1 -oE '(Seq Scan|Index Scan|Index Only Scan|Bitmap Index Scan)( using [a-z_]+)? on executions' "$LOGS/launch-count-plan-flyte_phase.txt" || echo "see $LOGS/launch-count-plan-flyte_phase.txt")
+    if ((BENCH_WARMUP > 0)); then
+        for who in $LAUNCH_CONTENDERS; do
+            launch_run "$who" "8-launch-warmup-$who" "$BENCH_WARMUP"
+        done
+    fi
+    for ((r = 1; r <= BENCH_ROUNDS; r++)); do
+        for who in $LAUNCH_CONTENDERS; do
+            launch_run "$who" "8-launch-$who-$r" "$BENCH_SECONDS"
+            L8[$who]+="$LAUNCH_TPS "
+            log "8-launch round $r: $who $LAUNCH_TPS tps"
+        done
+    done
+    for who in syncwf flyte flyte_phase; do
+        M8[$who]=n/a
+        [[ -n ${L8[$who]:-} ]] || continue
+        # shellcheck disable=SC2086  # the list of rounds
+        M8[$who]=$(median ${L8[$who]})
+        # shellcheck disable=SC2086
+        ROUND_ROWS+=("| 8-launch | $who | $(echo ${L8[$who]} | sed 's/ / \/ /g') | ${M8[$who]} | $(spread ${L8[$who]}) |")
+    done
+    R8A=n/a R8B=n/a
+    if [[ ${M8[syncwf]} != n/a ]]; then
+        R8A=$(ratio "${M8[syncwf]}" "${M8[flyte]}")
+        R8B=$(ratio "${M8[syncwf]}" "${M8[flyte_phase]}")
+    fi
+    add_summary "8a. launch + terminal update, $LAUNCH_HISTORY in history, vs Flyte's indexes" "median tps syncwf / flyte (${M8[syncwf]} / ${M8[flyte]}; its count: $L8_PLAN_FLYTE)" "$R8A" ">=" 1.5
+    add_summary "8b. the same vs Flyte's indexes + an index on phase" "median tps syncwf / flyte_phase (${M8[syncwf]} / ${M8[flyte_phase]}; its count: $L8_PLAN_PHASE)" "$R8B" ">=" 1.5
+else
+    add_summary "8a. launch + terminal update, $LAUNCH_HISTORY in history, vs Flyte's indexes" "median tps syncwf / flyte" "n/a" ">=" 1.5
+    add_summary "8b. the same vs Flyte's indexes + an index on phase" "median tps syncwf / flyte_phase" "n/a" ">=" 1.5
+fi
+
+# --- 9. launch-plan slot hand-off: terminal update -> "promoted" NOTIFY ------------
+
+LO_ROWS=()
+lo_round() {
+    local r=$1 out rc=0 n p50 p99 pmax c50 prefix=b9/r$1 live ev
+    out=$LOGS/launch-handoff-$r
+    wait_idle
+    as_pg timeout 600 "$LO_BIN" "host=$SOCK port=$PORT user=postgres dbname=$DB" \
+        "$prefix" "$BENCH_LAUNCH_HANDOFFS" "$LO_WARMUP" >"$out.txt" 2>"$out.err" || rc=$?
+    ((rc == 0)) || die "launch hand-off round $r failed (exit $rc): $(head -c 300 "$out.err") -- see $out.err"
+    read -r n p50 p99 pmax c50 < <(ho_stats "$out.txt")
+    [[ $n == "$BENCH_LAUNCH_HANDOFFS" ]] || die "launch hand-off round $r: $n hand-offs recorded instead of $BENCH_LAUNCH_HANDOFFS"
+    check_keyed_rows
+    live=$(q "SELECT count(*) FROM sync_execution WHERE (project, domain, name) = ('bench', 'dev', 'lp9')
+               AND phase NOT IN ($LAUNCH_TERMINAL)")
+    [[ $live == 0 ]] || die "launch hand-off round $r: $live executions of bench/dev/lp9 still live"
+    ev=$(q "SELECT count(*) FROM sync_launch_event WHERE event = 'PROMOTED' AND execution_id LIKE '$prefix/%'")
+    [[ $ev == $((BENCH_LAUNCH_HANDOFFS + LO_WARMUP)) ]] ||
+        die "launch hand-off round $r: $ev PROMOTED events instead of $((BENCH_LAUNCH_HANDOFFS + LO_WARMUP))"
+    log "launch hand-off round $r: $n hand-offs: p50 ${p50} us, p99 ${p99} us, max ${pmax} us (update call p50 ${c50} us)"
+    LO_ROWS+=("| $r | $n | $p50 | $p99 | $pmax | $c50 |")
+}
+
+if want 9 && [[ $BENCH_SKIP_SYNCWF != 1 ]]; then
+    log "comparison 9: launch-plan slot hand-off latency, $BENCH_LAT_ROUNDS rounds of $BENCH_LAUNCH_HANDOFFS hand-offs"
+    for ((r = 1; r <= BENCH_LAT_ROUNDS; r++)); do
+        lo_round "$r"
+    done
+    read -r n p50 p99 pmax c50 < <(ho_stats "$LOGS"/launch-handoff-*.txt)
+    LO_ROWS+=("| **all** | **$n** | **$p50** | **$p99** | **$pmax** | **$c50** |")
+    add_summary "9. launch-plan slot hand-off latency" "syncwf p99 over all $n hand-offs, microseconds (p50 $p50)" "$p99" "<=" 5000
+else
+    add_summary "9. launch-plan slot hand-off latency" "syncwf p99 over all hand-offs, microseconds" "n/a" "<=" 5000
+fi
+
 # --- server log sanity ------------------------------------------------------------
 
 if grep -qE 'PANIC|TRAP:|terminated by signal|was terminated|server process .* exited with exit code [^0]' "$BENCH_DIR/server.log"; then
@@ -753,7 +925,7 @@ fi
 PARTIAL_NOTE=
 if ((PARTIAL)); then
     ran=
-    for n in 1 2 3 4 5 6 7; do want "$n" && ran+=" $n"; done
+    for n in 1 2 3 4 5 6 7 8 9; do want "$n" && ran+=" $n"; done
     PARTIAL_NOTE="
 **Partial run** (BENCH_ONLY=\`$BENCH_ONLY\`): only comparisons$ran ran; the others are marked not run.
 "
@@ -776,9 +948,12 @@ which live in the same shared-memory lock manager as table locks.
 Comparisons 5 to 7 measure keyed holds (\`sync_request\` / \`sync_release\`
 with a holder key, kept in the \`sync_state\` table): against a semaphore
 written in plain SQL (5), at the front of a deep queue (6), and the hand-off
-to a LISTENing controller (7). Within a comparison the contenders
+to a LISTENing controller (7). Comparisons 8 and 9 measure launch-plan
+concurrency policies (\`sync_execution_create\` / \`sync_execution_update\`):
+against the count-then-insert Flyte's admin does (8), and the hand-off of a
+freed slot to a pending execution (9). Within a comparison the contenders
 are interleaved (syncwf, advisory, syncwf, advisory, ...), after an unrecorded
-warm-up of ${BENCH_WARMUP} s each, so that machine noise hits both; each
+warm-up of ${BENCH_WARMUP} s each, so that machine noise hits all of them; each
 contender's figure is the median of its rounds. One pgbench transaction is one
 acquire (or request) plus one release, each its own statement (and its own
 implicit transaction) unless said otherwise.
@@ -889,13 +1064,88 @@ implicit transaction) unless said otherwise.
    row, marks the oldest pending row held and sends the NOTIFY (channel
    \`bench_ho\`): one commit per hand-off instead of syncwf's two. The
    verdict is on the p99 over all syncwf hand-offs. Target: at most 5 ms.
+8. **Launch-plan executions with $LAUNCH_HISTORY in history**: $CLIENTS clients,
+   each pgbench transaction launches a new execution of launch plan
+   \`bench/dev/lp8\` version \`v1\` and reports it SUCCEEDED: two SQL
+   transactions (two commits) in every contender. The version's policy is
+   WAIT with max_concurrency $LAUNCH_MAX, and at most $CLIENTS executions are
+   ever active, so every launch gets a slot at once and nothing waits (a
+   launch that is not QUEUED at once stops the run): this measures what a
+   launch costs with a policy in force (read the version's policy, count or
+   take a slot, record the execution) and the terminal update that frees the
+   slot, not time spent waiting, which depends only on how long executions
+   run. Every run starts from the same $LAUNCH_HISTORY terminal executions of
+   the plan (the same ids, phases and timestamps) in each contender's
+   table: after a run, the executions it created are checked (all terminal,
+   one per pgbench transaction), deleted, and the table is vacuumed.
+   syncwf (bench/launch_syncwf.sql), 2 statements:
+   \`SELECT 1 / (phase = 'QUEUED')::integer FROM sync_execution_create('bench', 'dev', 'lp8', 'v1', id)\`,
+   which reads the version's policy, takes a slot of the plan's semaphore
+   \`sem/launchplan/bench/dev/lp8\` (a keyed hold: a \`sync_state\` row) and
+   inserts the execution into \`sync_execution\`; then
+   \`SELECT sync_execution_update(id, 'SUCCEEDED')\`, a compare-and-swap on
+   the execution's row whose commit releases the slot (deletes the
+   \`sync_state\` row). syncwf does not count executions: the plan's slots
+   are the semaphore's holders, kept in shared memory. The Flyte-style reference (bench/launch_flyte.sql, tables
+   in bench/launch_setup.sql) checks concurrency as flyteadmin does, on tables
+   \`launch_plans\` (id, project, domain, name, version, max_concurrency;
+   primary key (project, domain, name, version)) and \`executions\` (primary
+   key (execution_project, execution_domain, execution_name), launch_plan_id,
+   phase, created_at, updated_at), in 5 statements: \`BEGIN\`; one \`SELECT\`
+   of whether the number of the plan's active executions (\`executions\`
+   joined to \`launch_plans\` on launch_plan_id, the plan's project, domain
+   and name, all versions, phase QUEUED, RUNNING, SUCCEEDING, FAILING or
+   ABORTING) is below the launched version's max_concurrency; an \`INSERT\`
+   of the execution, QUEUED, when it is (pgbench \`\\gset\` / \`\\if\`);
+   \`COMMIT\`; then
+   \`UPDATE executions SET phase = 'SUCCEEDED', updated_at = clock_timestamp() WHERE <key> AND phase = 'QUEUED'\`.
+   No lock serializes concurrent launches, which only makes the reference
+   cheaper (with a limit of $LAUNCH_MAX it is never reached). The reference runs
+   in two schemas that differ by one index. **flyte** has flyteadmin's
+   indexes on these columns, the primary key and launch_plan_id: flyteadmin's
+   execution model has no index on phase (the RFC's "Drawbacks" list of the
+   table's indices has "state", the archive state, not the phase), so no
+   index narrows the count to the active executions, and it reads all the
+   plan's executions, history included (its plan: $L8_PLAN_FLYTE).
+   **flyte_phase** adds an index on phase, as the RFC proposes "to safeguard
+   for well-populated flyteadmin instances with lots of completed, historical
+   executions", and its count reads only the few active rows (its plan:
+   $L8_PLAN_PHASE). The other columns flyteadmin indexes (workflow id, task
+   id, created at, error kind, user, state) are not modelled, which only
+   makes the references' writes cheaper. Contenders interleaved (syncwf,
+   flyte, flyte_phase, syncwf, ...). Target: syncwf at least 1.5 x each
+   reference.
+9. **Launch-plan slot hand-off latency**: a C client
+   (bench/launch_handoff.c, libpq) with two connections, on launch plan
+   \`bench/dev/lp9\` version \`v1\` (WAIT, max_concurrency 1). One execution
+   holds the slot and is RUNNING; connection L has run
+   \`LISTEN syncwf_launch\`. One hand-off: connection R creates the next
+   execution (PENDING, committed), then calls
+   \`sync_execution_update(<the running one>, 'SUCCEEDED')\` (autocommit), and
+   L waits for the NOTIFY
+   \`{"event": "promoted", "execution_id": <the pending one>, ...}\`.
+   Latency: from just before R sends the update until L has read the
+   notification, on one monotonic clock; it covers the update's commit (which
+   releases the slot and grants it to the pending execution), the syncwf
+   worker waking up, writing the grant to \`sync_state\`, setting the
+   execution QUEUED, recording the PROMOTED event and sending the NOTIFY in
+   its own commit, and the delivery to L. After each hand-off (untimed) R
+   checks that \`sync_execution\` has the promoted execution QUEUED and moves
+   it to RUNNING; after each round exactly one PROMOTED event per hand-off
+   must be recorded and no execution of the plan may be live; any other
+   notification fails the run. $BENCH_LAT_ROUNDS rounds of
+   $BENCH_LAUNCH_HANDOFFS recorded hand-offs (after $LO_WARMUP unrecorded
+   ones); the verdict is on the p99 over all of them. Target: at most 5 ms.
+   There is no reference contender: Flyte's RFC has a controller poll for
+   pending executions, so its hand-off takes up to the polling interval.
 
 ## How to reproduce
 
 \`\`\`
 make bench                    # BENCH_SECONDS=N to change the length of each run
-BENCH_ONLY=keyed make bench   # only comparisons 5-7 (or e.g. BENCH_ONLY="1 5");
-                              # a partial run writes .bench/benchmarks.md
+BENCH_ONLY=keyed make bench   # only comparisons 5-7 (engine: 1-4, launch: 8-9,
+                              # or numbers, e.g. BENCH_ONLY="1 5"); a partial
+                              # run writes .bench/benchmarks.md
 SYNCWF_NO_BUILD=1 make bench  # benchmark the syncwf already installed
 \`\`\`
 
@@ -917,7 +1167,7 @@ in \`.bench/logs/\`.
 | PostgreSQL | $PG_VERSION |
 | syncwf | $SYNCWF_VERSION, built from commit $COMMIT |
 | cluster | shared_buffers = 256MB, max_connections = 50, fsync = on, synchronous_commit = on, $CLUSTER_SYNCWF; unix socket, pgbench on the same machine |
-| pgbench | \`$PGBENCH_CMD\`, $BENCH_ROUNDS rounds per contender (comparisons 1, 2, 5), warm-up ${BENCH_WARMUP} s per contender |
+| pgbench | \`$PGBENCH_CMD\`, $BENCH_ROUNDS rounds per contender (comparisons 1, 2, 5, 8), warm-up ${BENCH_WARMUP} s per contender |
 | tps | pgbench's "tps ... without initial connection time" |
 
 ## Results
@@ -960,6 +1210,49 @@ in run order, then all rounds of a contender together (bold).
 | contender | round | hand-offs | p50 | p99 | max | release call p50 |
 | --- | --- | --- | --- | --- | --- | --- |
 $(printf '%s\n' "${HO_ROWS[@]}")
+EOF
+fi
+if ((${#LO_ROWS[@]} > 0)); then
+cat <<EOF
+
+### Launch-plan slot hand-off latency, comparison 9 (microseconds)
+
+Hand-off: from just before the terminal \`sync_execution_update\` is sent
+until the LISTEN connection has the pending execution's "promoted"
+notification. Update call: until the updating connection has the result of
+its call (its commit done). Rounds in run order, then all rounds together
+(bold).
+
+| round | hand-offs | p50 | p99 | max | update call p50 |
+| --- | --- | --- | --- | --- | --- |
+$(printf '%s\n' "${LO_ROWS[@]}")
+EOF
+fi
+if ((${#LAUNCH_ROWS[@]} > 0)); then
+cat <<EOF
+
+### Comparison 8: runs and history resets
+
+Every run, warm-ups included: the executions it created (one per pgbench
+transaction, all terminal afterwards), then deleted and the table vacuumed,
+back to $LAUNCH_HISTORY terminal executions. The plans of the references'
+count, with the history in place, follow.
+
+| run | executions created | reset (delete + vacuum), seconds |
+| --- | --- | --- |
+$(printf '%s\n' "${LAUNCH_ROWS[@]}")
+
+flyte (flyteadmin's indexes):
+
+\`\`\`
+$(cat "$LOGS/launch-count-plan-flyte.txt")
+\`\`\`
+
+flyte_phase (plus an index on phase):
+
+\`\`\`
+$(cat "$LOGS/launch-count-plan-flyte_phase.txt")
+\`\`\`
 EOF
 fi
 if ((${#DEEP_ROWS[@]} > 0)); then

@@ -146,7 +146,11 @@ static SyncOwnedPlan to_reconcile = {
 	"(e.created_at OPERATOR(pg_catalog.+) p.max_pending) OPERATOR(pg_catalog.<=) pg_catalog.clock_timestamp(), "
 	"extract(epoch FROM p.max_pending)::pg_catalog.float8, "
 	"'sem/launchplan/' OPERATOR(pg_catalog.||) e.project OPERATOR(pg_catalog.||) '/' "
-	"OPERATOR(pg_catalog.||) e.domain OPERATOR(pg_catalog.||) '/' OPERATOR(pg_catalog.||) e.name "
+	"OPERATOR(pg_catalog.||) e.domain OPERATOR(pg_catalog.||) '/' OPERATOR(pg_catalog.||) e.name, "
+	/* does any version of the plan have a policy (then every execution counts)? */
+	"EXISTS (SELECT 1 FROM %1$s.sync_launch_plan q WHERE q.project OPERATOR(pg_catalog.=) e.project "
+	"  AND q.domain OPERATOR(pg_catalog.=) e.domain AND q.name OPERATOR(pg_catalog.=) e.name "
+	"  AND q.max_concurrency IS NOT NULL) "
 	"FROM %1$s.sync_execution e "
 	"LEFT JOIN %1$s.sync_launch_plan p USING (project, domain, name, version) "
 	"LEFT JOIN %1$s.sync_state s ON s.name OPERATOR(pg_catalog.=) "
@@ -157,7 +161,7 @@ static SyncOwnedPlan to_reconcile = {
 	"UNION ALL "
 	/* slots of terminal executions, and of executions whose row was deleted */
 	"SELECT s.workflowkey, e.project, e.domain, e.name, e.version, "
-	"COALESCE(e.phase, 'ABORTED'), NULL, s.held, s.admit_limit, false, NULL, s.name "
+	"COALESCE(e.phase, 'ABORTED'), NULL, s.held, s.admit_limit, false, NULL, s.name, false "
 	"FROM %1$s.sync_state s LEFT JOIN %1$s.sync_execution e "
 	"  ON e.execution_id OPERATOR(pg_catalog.=) s.workflowkey "
 	"WHERE s.name OPERATOR(pg_catalog.~~) 'sem/launchplan/%%' "
@@ -674,8 +678,12 @@ sync_create_execution(const char *project, const char *domain, const char *name,
 		res.reason = psprintf("Waiting for a slot: concurrency limit (%d) reached for launch plan %s/%s/%s",
 							  max, project, domain, name);
 		INSERT_OR_REPORT(PH_PENDING, res.reason);
+		/*
+		 * Its max_pending deadline: the worker looks for deadlines when
+		 * this commits (not before: it cannot see the row yet).
+		 */
 		if (row[3] != NULL)
-			sync_launch_deadline(now + pg_strtoint64(row[3]));
+			sync_keyed_wake_at_commit();
 		return res;
 	}
 
@@ -914,6 +922,7 @@ sync_launch_reconcile(TimestampTz now, TimestampTz *next)
 		char	   *lock = r[11];
 		bool		has_entry = (r[7] != NULL);
 		bool		held = has_entry && r[7][0] == 't';
+		bool		tracked = (r[12] != NULL && r[12][0] == 't');
 
 		if (phase == PH_COUNT)
 			continue;
@@ -940,9 +949,15 @@ sync_launch_reconcile(TimestampTz now, TimestampTz *next)
 			}
 			else if (r[6] == NULL)
 			{
-				/* the version lost its policy: no longer waits */
+				/*
+				 * The version lost its policy: no longer waits.  It still
+				 * counts (takes a slot, never refused) if another version of
+				 * the plan has a policy.
+				 */
 				if (has_entry)
 					(void) sync_state_delete(lock, id, "released");
+				if (tracked)
+					(void) sync_take_slot(lock, id, SYNC_KEYED_FORCE, -1, 0, now);
 				sync_set_phase(id, PH_QUEUED, true, NULL);
 				sync_launch_event("PROMOTED", id, r[1], r[2], r[3], r[4],
 								  "the launch plan version has no concurrency policy any more", NULL);
@@ -974,11 +989,12 @@ sync_launch_reconcile(TimestampTz now, TimestampTz *next)
 			 * ABORTING execution without one was replaced: it gave its slot
 			 * to its replacement.)
 			 */
-			if (has_entry)
-				(void) sync_state_delete(lock, id, "released");
-			if (r[6] != NULL)
+			if (tracked)
 			{
-				(void) sync_take_slot(lock, id, SYNC_KEYED_FORCE, pg_strtoint32(r[6]), 0, now);
+				if (has_entry)
+					(void) sync_state_delete(lock, id, "released");
+				(void) sync_take_slot(lock, id, SYNC_KEYED_FORCE,
+									  r[6] ? pg_strtoint32(r[6]) : -1, 0, now);
 				n++;
 			}
 		}

@@ -1,0 +1,292 @@
+/*
+ * bench/launch_handoff.c: comparison 9 of scripts/bench.sh, the hand-off
+ * latency of a launch plan's slot: from the terminal sync_execution_update()
+ * of the execution holding the only slot until the LISTEN connection has
+ * received the "promoted" NOTIFY of the next pending execution, which is
+ * QUEUED by then.  Built by scripts/bench.sh with libpq (libpq-dev):
+ *
+ *   cc -O2 -I$(pg_config --includedir) launch_handoff.c \
+ *      -L$(pg_config --libdir) -lpq -o launch_handoff
+ *
+ * Usage: launch_handoff CONNINFO PREFIX HANDOFFS WARMUP
+ *
+ * The launch plan bench/dev/lp9 version v1 must be registered with
+ * max_concurrency 1 and behavior WAIT, with no live execution.  Connection R
+ * creates execution PREFIX/0 (QUEUED: it takes the slot) and moves it to
+ * RUNNING; connection L runs LISTEN syncwf_launch.  One hand-off i:
+ *   - R creates PREFIX/i: PENDING (the slot is taken), committed;
+ *   - t0; R sends sync_execution_update(PREFIX/<i-1>, 'SUCCEEDED')
+ *     (autocommit); L waits for {"event": "promoted", "execution_id":
+ *     "PREFIX/i", ...} on channel syncwf_launch; R's call must return
+ *     SUCCEEDED;
+ *   - then (untimed) R checks that sync_execution says PREFIX/i is QUEUED and
+ *     moves it to RUNNING: it is the running execution of the next hand-off.
+ * The slot is released when the update commits; the syncwf worker grants it
+ * to the pending execution, writes the grant to sync_state, sets the phase
+ * QUEUED, records the PROMOTED event and sends the NOTIFY, all in its own
+ * transaction, so the notification arrives only once the phase is QUEUED.
+ *
+ * Timing (CLOCK_MONOTONIC, this process): t0 just before R sends the update,
+ * t1 when L has read the matching notification; the update call's own
+ * duration (until R has its result, i.e. its commit done) is recorded too.
+ * R's update and L's notification are awaited together with poll(), so
+ * neither delays the other.  The pending execution is created, and has
+ * committed, before t0, and L has no notification queued at t0.
+ *
+ * Output: WARMUP unrecorded hand-offs, then one line per hand-off on stdout:
+ * "<hand-off microseconds> <update call microseconds>".  At the end the
+ * last execution is moved to SUCCEEDED.  Exit status 0 on success; 1
+ * (message on stderr) on any error, an unexpected notification or phase, or
+ * a hand-off not announced within 10 s.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "libpq-fe.h"
+
+#define PLAN_ARGS "'bench', 'dev', 'lp9', 'v1'"
+#define TIMEOUT_MS 10000
+
+static PGconn *R;				/* creates and updates executions */
+static PGconn *L;				/* LISTEN syncwf_launch */
+
+static void
+fail(const char *fmt,...)
+{
+	va_list		ap;
+
+	fprintf(stderr, "launch_handoff: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n");
+	exit(1);
+}
+
+static double
+now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+/* Run a command; return the first column of the first row (static copy). */
+static const char *
+run(PGconn *conn, const char *sql)
+{
+	static char value[256];
+	PGresult   *res = PQexec(conn, sql);
+
+	if (PQresultStatus(res) != PGRES_TUPLES_OK && PQresultStatus(res) != PGRES_COMMAND_OK)
+		fail("%s: %s", sql, PQerrorMessage(conn));
+	value[0] = '\0';
+	if (PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) > 0)
+		snprintf(value, sizeof(value), "%s", PQgetvalue(res, 0, 0));
+	PQclear(res);
+	return value;
+}
+
+static void
+create(const char *id, const char *expect)
+{
+	char		sql[512];
+	const char *phase;
+
+	snprintf(sql, sizeof(sql),
+			 "SELECT phase FROM sync_execution_create(" PLAN_ARGS ", '%s')", id);
+	phase = run(R, sql);
+	if (strcmp(phase, expect) != 0)
+		fail("creating %s: phase '%s', expected '%s'", id, phase, expect);
+}
+
+static void
+update(const char *id, const char *phase)
+{
+	char		sql[512];
+	const char *got;
+
+	snprintf(sql, sizeof(sql), "SELECT sync_execution_update('%s', '%s')", id, phase);
+	got = run(R, sql);
+	if (strcmp(got, phase) != 0)
+		fail("%s returned '%s'", sql, got);
+}
+
+/* Read what L has received; fail on any notification but the expected one. */
+static int
+drain(const char *expect_id)
+{
+	PGnotify   *n;
+	int			got = 0;
+	char		quoted[300];
+
+	if (!PQconsumeInput(L))
+		fail("listener: %s", PQerrorMessage(L));
+	snprintf(quoted, sizeof(quoted), "\"execution_id\": \"%s\"", expect_id ? expect_id : "");
+	while ((n = PQnotifies(L)) != NULL)
+	{
+		if (expect_id == NULL || got ||
+			strstr(n->extra, "\"event\": \"promoted\"") == NULL ||
+			strstr(n->extra, quoted) == NULL)
+			fail("unexpected notification on channel %s: %s", n->relname, n->extra);
+		got = 1;
+		PQfreemem(n);
+	}
+	return got;
+}
+
+/* One hand-off from 'from' (running) to 'to' (pending); microseconds. */
+static void
+handoff(const char *from, const char *to, double *latency, double *call)
+{
+	char		sql[512];
+	double		t0,
+				t_notify = 0,
+				t_result = 0;
+	int			notified = 0,
+				returned = 0;
+
+	create(to, "PENDING");
+	drain(NULL);
+
+	snprintf(sql, sizeof(sql), "SELECT sync_execution_update('%s', 'SUCCEEDED')", from);
+	t0 = now_us();
+	if (!PQsendQuery(R, sql))
+		fail("%s: %s", sql, PQerrorMessage(R));
+	while (!notified || !returned)
+	{
+		struct pollfd fds[2];
+		int			nfds = 0,
+					rc,
+					left = TIMEOUT_MS - (int) ((now_us() - t0) / 1000);
+
+		if (left <= 0)
+			fail("hand-off %s -> %s: %s within %d ms", from, to,
+				 notified ? "the update did not return" : "no \"promoted\" notification",
+				 TIMEOUT_MS);
+		if (!notified)
+		{
+			fds[nfds].fd = PQsocket(L);
+			fds[nfds].events = POLLIN;
+			nfds++;
+		}
+		if (!returned)
+		{
+			fds[nfds].fd = PQsocket(R);
+			fds[nfds].events = POLLIN;
+			nfds++;
+		}
+		rc = poll(fds, nfds, left);
+		if (rc < 0 && errno != EINTR)
+			fail("poll: %s", strerror(errno));
+		if (!notified && drain(to))
+		{
+			t_notify = now_us();
+			notified = 1;
+		}
+		if (!returned)
+		{
+			if (!PQconsumeInput(R))
+				fail("%s: %s", sql, PQerrorMessage(R));
+			if (!PQisBusy(R))
+			{
+				PGresult   *res;
+
+				t_result = now_us();
+				while ((res = PQgetResult(R)) != NULL)
+				{
+					if (PQresultStatus(res) != PGRES_TUPLES_OK)
+						fail("%s: %s", sql, PQerrorMessage(R));
+					if (strcmp(PQgetvalue(res, 0, 0), "SUCCEEDED") != 0)
+						fail("%s returned %s", sql, PQgetvalue(res, 0, 0));
+					PQclear(res);
+				}
+				returned = 1;
+			}
+		}
+	}
+	*latency = t_notify - t0;
+	*call = t_result - t0;
+
+	/* untimed: the promoted execution is QUEUED; it runs next */
+	snprintf(sql, sizeof(sql),
+			 "SELECT phase FROM sync_execution WHERE execution_id = '%s'", to);
+	{
+		const char *phase = run(R, sql);
+
+		if (strcmp(phase, "QUEUED") != 0)
+			fail("after its \"promoted\" notification, %s is '%s', expected 'QUEUED'", to, phase);
+	}
+	update(to, "RUNNING");
+}
+
+static PGconn *
+connect_db(const char *conninfo, const char *appname)
+{
+	PGconn	   *conn = PQconnectdb(conninfo);
+
+	if (PQstatus(conn) != CONNECTION_OK)
+		fail("connection failed: %s", PQerrorMessage(conn));
+	{
+		char		sql[128];
+
+		snprintf(sql, sizeof(sql), "SET application_name = '%s'", appname);
+		run(conn, sql);
+	}
+	return conn;
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *prefix;
+	char		prev[256],
+				next[256];
+	int			handoffs,
+				warmup;
+
+	if (argc != 5)
+	{
+		fprintf(stderr, "usage: %s CONNINFO PREFIX HANDOFFS WARMUP\n", argv[0]);
+		return 2;
+	}
+	prefix = argv[2];
+	if (strlen(prefix) > 200 || strchr(prefix, '\'') != NULL)
+		fail("PREFIX must be at most 200 bytes, without quotes");
+	handoffs = atoi(argv[3]);
+	warmup = atoi(argv[4]);
+	if (handoffs < 1 || warmup < 0)
+		fail("HANDOFFS must be > 0 and WARMUP >= 0");
+
+	R = connect_db(argv[1], "bench_lo_updater");
+	L = connect_db(argv[1], "bench_lo_listener");
+	run(L, "LISTEN syncwf_launch");
+
+	snprintf(prev, sizeof(prev), "%s/0", prefix);
+	create(prev, "QUEUED");
+	update(prev, "RUNNING");
+
+	for (int i = 1; i <= warmup + handoffs; i++)
+	{
+		double		latency,
+					call;
+
+		snprintf(next, sizeof(next), "%s/%d", prefix, i);
+		handoff(prev, next, &latency, &call);
+		memcpy(prev, next, sizeof(prev));
+		if (i > warmup)
+			printf("%.0f %.0f\n", latency, call);
+	}
+
+	update(prev, "SUCCEEDED");
+	drain(NULL);
+	PQfinish(R);
+	PQfinish(L);
+	return fflush(stdout) == 0 ? 0 : 1;
+}
