@@ -353,7 +353,8 @@ CREATE TABLE sync_execution (
     created_at   timestamptz NOT NULL DEFAULT clock_timestamp(),
     queued_at    timestamptz,              -- when it got its slot (QUEUED)
     started_at   timestamptz,              -- first RUNNING
-    finished_at  timestamptz               -- terminal phase reached
+    finished_at  timestamptz,              -- terminal phase reached
+    owner        regrole NOT NULL DEFAULT current_user::regrole  -- role that created it
 );
 SELECT pg_catalog.pg_extension_config_dump('sync_execution', '');
 COMMENT ON TABLE sync_execution IS

@@ -473,6 +473,25 @@ SELECT name, active, pending, skipped, aborted, replaced, timed_out
   FROM sync_launch_plan_metrics('1 microsecond') WHERE project = 'lpt' AND name = 'MyLP';
 
 --
+-- Enforcement is version-specific and work-conserving: an execution of v1
+-- waiting for v1's limit (1) does not stop launches of versions whose own
+-- limit (10) is not reached, neither SKIP (v2) nor WAIT (v3).
+--
+SELECT sync_launch_plan_register('lpt', 'dev', 'hol', 'v1', 1, 'WAIT');
+SELECT sync_launch_plan_register('lpt', 'dev', 'hol', 'v2', 10, 'SKIP');
+SELECT sync_launch_plan_register('lpt', 'dev', 'hol', 'v3', 10, 'WAIT');
+SELECT phase FROM sync_execution_create('lpt', 'dev', 'hol', 'v1', 'hol-1');
+SELECT phase FROM sync_execution_create('lpt', 'dev', 'hol', 'v1', 'hol-2');
+SELECT phase FROM sync_execution_create('lpt', 'dev', 'hol', 'v2', 'hol-3');
+SELECT phase FROM sync_execution_create('lpt', 'dev', 'hol', 'v3', 'hol-4');
+-- hol-2 still waits: v1 allows 1 running execution and 3 run, while
+-- hol-3 and hol-4 were admitted; a freed slot does not go to hol-2 either
+SELECT sync_execution_update('hol-3', 'SUCCEEDED');
+CALL pg_temp.settle();
+SELECT execution_id, phase FROM sync_execution WHERE project = 'lpt' AND name = 'hol'
+ ORDER BY execution_id;
+
+--
 -- Clean up: end every live execution (releasing its slot), then delete this
 -- test's rows.  Nothing of it is left in the tables or the views.
 --

@@ -1773,7 +1773,8 @@ sync_keyed_wake_at_commit(void)
  * version's max_concurrency changed); a raised one may grant at once.
  */
 void
-sync_keyed_set_admit_limit(const char *name, const char *holder, int32 limit)
+sync_keyed_set_admit_limit(const char *name, const char *holder, int32 limit,
+						   bool grant)
 {
 	SyncHolder *h;
 	SyncEntry  *e;
@@ -1795,11 +1796,35 @@ sync_keyed_set_admit_limit(const char *name, const char *holder, int32 limit)
 				x->admit_limit = limit;
 				x = x->next_in_request;
 			} while (x != e);
-			sync_grant_waiters(e->lock);
+			if (grant)
+				sync_grant_waiters(e->lock);
 		}
 		sync_unlock_partitions(partmask);
 	}
 	LWLockRelease(SyncState->holders_lock);
 	sync_grant_deferred();
 	sync_state_set_admit_limit(name, holder, limit);
+}
+
+/*
+ * Run the grant pass of lock 'name' (after several of its requests got new
+ * limits of their own, so that they are granted in queue order).
+ */
+void
+sync_keyed_regrant(const char *name)
+{
+	SyncLockTag tag;
+	uint32		hashcode;
+	LWLock	   *partition;
+	SyncLock   *lock;
+
+	sync_make_tag(&tag, MyDatabaseId, name);
+	hashcode = sync_tag_hash(&tag);
+	partition = sync_partition_lock(hashcode);
+	LWLockAcquire(partition, LW_EXCLUSIVE);
+	lock = sync_lock_lookup(&tag, hashcode);
+	if (lock != NULL)
+		sync_grant_waiters(lock);
+	LWLockRelease(partition);
+	sync_grant_deferred();
 }

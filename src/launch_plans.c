@@ -42,6 +42,7 @@
 #include "funcapi.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
+#include "nodes/value.h"
 #include "utils/builtins.h"
 #include "utils/formatting.h"
 #include "utils/lsyscache.h"
@@ -80,7 +81,7 @@ static SyncOwnedPlan get_execution = {
 	1, {TEXTOID}
 };
 static SyncOwnedPlan lock_execution = {
-	"SELECT project, domain, name, version, phase "
+	"SELECT project, domain, name, version, phase, owner::pg_catalog.oid "
 	"FROM %1$s.sync_execution WHERE execution_id OPERATOR(pg_catalog.=) $1 FOR UPDATE",
 	1, {TEXTOID}
 };
@@ -101,11 +102,11 @@ static SyncOwnedPlan plan_tracked = {
 };
 static SyncOwnedPlan insert_execution = {
 	"INSERT INTO %1$s.sync_execution (execution_id, project, domain, name, version, "
-	"phase, reason, priority, created_at, queued_at, finished_at) "
-	"VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) "
+	"phase, reason, priority, created_at, queued_at, finished_at, owner) "
+	"VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) "
 	"ON CONFLICT (execution_id) DO NOTHING",
-	11, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, INT4OID,
-	TIMESTAMPTZOID, TIMESTAMPTZOID, TIMESTAMPTZOID}
+	12, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, INT4OID,
+	TIMESTAMPTZOID, TIMESTAMPTZOID, TIMESTAMPTZOID, REGROLEOID}
 };
 static SyncOwnedPlan set_phase = {
 	"UPDATE %1$s.sync_execution SET phase = $2, "
@@ -337,8 +338,8 @@ sync_insert_execution(const char *id, const char *project, const char *domain,
 					  const char *name, const char *version, LaunchPhase phase,
 					  const char *reason, int32 priority, TimestampTz created)
 {
-	Datum		values[11];
-	char		nulls[11];
+	Datum		values[12];
+	char		nulls[12];
 
 	memset(nulls, ' ', sizeof(nulls));
 	values[0] = CStringGetTextDatum(id);
@@ -359,6 +360,7 @@ sync_insert_execution(const char *id, const char *project, const char *domain,
 	values[10] = TimestampTzGetDatum(created);
 	if (!PHASE_TERMINAL(phase))
 		nulls[10] = 'n';
+	values[11] = ObjectIdGetDatum(GetUserId());
 	/* false: another transaction created this id first (and committed) */
 	return sync_exec_owned(&insert_execution, values, nulls, NULL) > 0;
 }
@@ -785,17 +787,17 @@ sync_execution_create(PG_FUNCTION_ARGS)
  *-------------------------------------------------------------------------
  */
 
-/* Give up an execution's slot (or its place in the queue), if it has one. */
+/*
+ * Give up an execution's slot (or its place in the queue), if it has one.
+ * The caller checked that it may act on the execution.
+ */
 static void
 sync_drop_slot(const char *lock, const char *id)
 {
 	SyncKeyedInfo info;
 
 	if (sync_keyed_lookup(lock, id, &info))
-	{
-		sync_check_owner(info.owner, lock, id);
 		(void) sync_state_delete(lock, id, "released");
-	}
 }
 
 PG_FUNCTION_INFO_V1(sync_execution_update);
@@ -829,6 +831,11 @@ sync_execution_update(PG_FUNCTION_ARGS)
 	cur = sync_phase_of(row[4], false);
 	if (cur == PH_COUNT)
 		cur = PH_QUEUED;		/* a phase written by hand: treat as queued */
+
+	/* only the role that created it (a member, or an administrator) */
+	if (row[5] != NULL)
+		sync_check_owner((Oid) strtoul(row[5], NULL, 10),
+						 sync_plan_lock(row[0], row[1], row[2]), id);
 
 	if (want == cur)
 		PG_RETURN_TEXT_P(cstring_to_text(phase_names[cur]));
@@ -907,6 +914,7 @@ sync_launch_reconcile(TimestampTz now, TimestampTz *next)
 {
 	List	   *rows;
 	List	   *deadline;
+	List	   *regrant = NIL;
 	ListCell   *lc;
 	int			n = 0;
 
@@ -968,7 +976,9 @@ sync_launch_reconcile(TimestampTz now, TimestampTz *next)
 			{
 				int32		limit = pg_strtoint32(r[6]);
 
-				sync_keyed_set_admit_limit(lock, id, limit);
+				/* granted below, once every waiter has its new limit */
+				sync_keyed_set_admit_limit(lock, id, limit, false);
+				regrant = list_append_unique(regrant, makeString(lock));
 				sync_set_phase(id, PH_PENDING, true,
 							   psprintf("Waiting for a slot: concurrency limit (%d) reached for launch plan %s/%s/%s",
 										limit, r[1], r[2], r[3]));
@@ -999,6 +1009,9 @@ sync_launch_reconcile(TimestampTz now, TimestampTz *next)
 			}
 		}
 	}
+
+	foreach(lc, regrant)
+		sync_keyed_regrant(strVal(lfirst(lc)));
 
 	(void) sync_exec_owned(&next_deadline, NULL, NULL, &deadline);
 	if (deadline != NIL && ((char **) linitial(deadline))[0] != NULL)

@@ -410,7 +410,8 @@ extern List *sync_keyed_expired(TimestampTz now, TimestampTz *next);
 extern bool sync_keyed_grant_info(SyncOutboxItem *item, SyncStateRow *row);
 extern void sync_keyed_wake_at_commit(void);
 extern void sync_keyed_set_admit_limit(const char *name, const char *holder,
-									   int32 limit);
+									   int32 limit, bool grant);
+extern void sync_keyed_regrant(const char *name);
 
 /* state_table.c */
 extern Oid	sync_state_relid(bool missing_ok);

@@ -7,7 +7,9 @@
  *
  * Rules:
  *	- a lock's queue is ordered by priority (higher first), then arrival;
- *	- only a request at the front of a lock's queue may be granted;
+ *	- only a request at the front of a lock's queue may be granted, except
+ *	  that a request carrying its own limit (a launch plan execution) passes
+ *	  waiters that are held back only by their own, lower, limit;
  *	- a request naming several locks is granted all at once, when it is at
  *	  the front of every one of its queues and each lock has a free slot;
  *	  until then it blocks every queue it fronts (Argo's rule);
@@ -148,6 +150,33 @@ sync_queue_position(SyncEntry *entry)
 }
 
 /*
+ * May entry 'e', which carries its own limit, go before the waiters ahead of
+ * it (all of them if it is not queued)?  Only if each of them is held back
+ * by its own limit, not by the lock's: a launch plan's waiting execution of
+ * a version with a low limit does not stop one of a version with a higher
+ * limit (enforcement is version-specific, and a free slot is used).
+ * Entries without their own limit keep strict queue order.
+ */
+static bool
+sync_passes_waiters(SyncLock *lock, SyncEntry *e)
+{
+	dlist_iter	iter;
+
+	if (e->admit_limit < 0)
+		return false;
+	dlist_foreach(iter, &lock->waiters)
+	{
+		SyncEntry  *w = dlist_container(SyncEntry, lock_link, iter.cur);
+
+		if (w == e)
+			return true;
+		if (w->admit_limit < 0 || lock->nheld < w->admit_limit)
+			return false;
+	}
+	return true;
+}
+
+/*
  * Can the request that 'entry' belongs to be granted now?  Caller holds the
  * partitions of every lock of the request.
  *
@@ -170,10 +199,11 @@ sync_request_grantable(SyncEntry *entry, bool respect_queue)
 		{
 			if (e->state == SYNC_ENTRY_PENDING)
 			{
-				if (dlist_head_element(SyncEntry, lock_link, &lock->waiters) != e)
+				if (dlist_head_element(SyncEntry, lock_link, &lock->waiters) != e &&
+					!sync_passes_waiters(lock, e))
 					return false;
 			}
-			else if (!dlist_is_empty(&lock->waiters))
+			else if (!dlist_is_empty(&lock->waiters) && !sync_passes_waiters(lock, e))
 				return false;
 		}
 		e = e->next_in_request;
@@ -247,13 +277,21 @@ sync_defer_request(SyncEntry *entry)
 void
 sync_grant_waiters(SyncLock *lock)
 {
-	while (!dlist_is_empty(&lock->waiters))
-	{
-		SyncEntry  *front = dlist_head_element(SyncEntry, lock_link,
-											   &lock->waiters);
+	dlist_mutable_iter iter;
 
-		if (lock->nheld >= sync_entry_slots(front))
+	dlist_foreach_modify(iter, &lock->waiters)
+	{
+		SyncEntry  *front = dlist_container(SyncEntry, lock_link, iter.cur);
+
+		if (lock->nheld >= sync_lock_slots(lock))
 			break;
+		if (lock->nheld >= sync_entry_slots(front))
+		{
+			/* held back by its own limit: those behind may go (see above) */
+			if (front->admit_limit >= 0)
+				continue;
+			break;
+		}
 		if (front->nlocks > 1)
 		{
 			sync_defer_request(front);

@@ -103,8 +103,8 @@ SELECT is(
     (SELECT array_agg(attname::text ORDER BY attnum) FROM pg_catalog.pg_attribute
       WHERE attrelid = 'sync_execution'::regclass AND attnum > 0 AND NOT attisdropped),
     ARRAY['execution_id', 'project', 'domain', 'name', 'version', 'phase', 'reason', 'priority',
-          'created_at', 'queued_at', 'started_at', 'finished_at'],
-    'sync_execution columns are (execution_id, project, domain, name, version, phase, reason, priority, created_at, queued_at, started_at, finished_at)');
+          'created_at', 'queued_at', 'started_at', 'finished_at', 'owner'],
+    'sync_execution columns are (execution_id, project, domain, name, version, phase, reason, priority, created_at, queued_at, started_at, finished_at, owner)');
 SELECT col_type_is('sync_execution', c, t, format('sync_execution.%s is %s', c, t))
   FROM (VALUES
     ('execution_id', 'text'),
