@@ -322,6 +322,7 @@ layer_valgrind() {
     cat >"$wrapper" <<EOF
 #!/bin/sh
 exec valgrind --tool=memcheck --trace-children=yes --leak-check=no --error-limit=no \\
+    --suppressions='$ROOT/test/valgrind.supp' \\
     --log-file='$vg/%p.log' '$PG_BINDIR/postgres' "\$@"
 EOF
     chmod 755 "$wrapper"

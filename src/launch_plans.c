@@ -169,6 +169,12 @@ static SyncOwnedPlan to_reconcile = {
 	"AND (e.execution_id IS NULL OR e.phase IN ('SUCCEEDED', 'FAILED', 'ABORTED', 'TIMED_OUT'))",
 	0, {InvalidOid}
 };
+static SyncOwnedPlan lock_if_free = {
+	/* reconciliation never waits for an execution a transaction is changing */
+	"SELECT 1 FROM %1$s.sync_execution WHERE execution_id OPERATOR(pg_catalog.=) $1 "
+	"FOR UPDATE SKIP LOCKED",
+	1, {TEXTOID}
+};
 static SyncOwnedPlan next_deadline = {
 	"SELECT min(e.created_at OPERATOR(pg_catalog.+) p.max_pending) "
 	"FROM %1$s.sync_execution e JOIN %1$s.sync_launch_plan p USING (project, domain, name, version) "
@@ -917,6 +923,7 @@ sync_launch_reconcile(TimestampTz now, TimestampTz *next)
 	List	   *regrant = NIL;
 	ListCell   *lc;
 	int			n = 0;
+	bool		busy = false;
 
 	*next = DT_NOEND;
 	if (!OidIsValid(sync_state_relid(true)))
@@ -932,8 +939,38 @@ sync_launch_reconcile(TimestampTz now, TimestampTz *next)
 		bool		held = has_entry && r[7][0] == 't';
 		bool		tracked = (r[12] != NULL && r[12][0] == 't');
 
+		bool		act;
+
 		if (phase == PH_COUNT)
 			continue;
+
+		/* is there anything to do for it (the branches below)? */
+		if (PHASE_TERMINAL(phase))
+			act = has_entry;
+		else if (phase == PH_PENDING)
+			act = (r[9] && r[9][0] == 't') || r[6] == NULL || !has_entry ||
+				(!held && (r[8] == NULL || pg_strtoint32(r[8]) != pg_strtoint32(r[6])));
+		else
+			act = !held && phase != PH_ABORTING && tracked;
+		if (!act)
+			continue;
+
+		if (r[1] != NULL)
+		{
+			Datum		values[1];
+
+			/*
+			 * Lock the execution's row first, without waiting: one that a
+			 * transaction is changing (its phase, its slot) is looked at
+			 * again shortly, and the worker never deadlocks with it.
+			 */
+			values[0] = CStringGetTextDatum(id);
+			if (sync_exec_owned(&lock_if_free, values, NULL, NULL) == 0)
+			{
+				busy = true;
+				continue;
+			}
+		}
 		if (PHASE_TERMINAL(phase))
 		{
 			if (has_entry)
@@ -1012,6 +1049,8 @@ sync_launch_reconcile(TimestampTz now, TimestampTz *next)
 
 	foreach(lc, regrant)
 		sync_keyed_regrant(strVal(lfirst(lc)));
+	if (busy)
+		pg_atomic_write_u32(&SyncState->launch_dirty, 1);
 
 	(void) sync_exec_owned(&next_deadline, NULL, NULL, &deadline);
 	if (deadline != NIL && ((char **) linitial(deadline))[0] != NULL)
@@ -1023,5 +1062,7 @@ sync_launch_reconcile(TimestampTz now, TimestampTz *next)
 
 		*next = DatumGetTimestampTz(d);
 	}
+	if (busy)
+		*next = Min(*next, now + USECS_PER_SEC / 10);
 	return n;
 }
