@@ -296,8 +296,8 @@ sync_keyed_fill_result(SyncEntry *e, SyncKeyedResult *r)
  * releases it (and controllers_lock, if held) before returning.
  */
 static void
-sync_keyed_report_existing(SyncEntry **existing, int nnames, const char *holder,
-						   bool has_priority, int32 priority,
+sync_keyed_report_existing(SyncEntry **existing, char **names, int nnames,
+						   const char *holder, bool has_priority, int32 priority,
 						   SyncKeyedResult *results)
 {
 	bool		resort = false;
@@ -334,10 +334,10 @@ sync_keyed_report_existing(SyncEntry **existing, int nnames, const char *holder,
 		KeyedOp    *op;
 
 		/* only its owner (or an admin) may move a request in its queue */
-		sync_check_owner(owner, existing[0]->lock->tag.name, holder);
+		sync_check_owner(owner, names[0], holder);
 
 		for (int i = 0; i < nnames; i++)
-			sync_state_set_priority(existing[i]->lock->tag.name, holder, priority);
+			sync_state_set_priority(names[i], holder, priority);
 		op = sync_keyed_new_op(KEYED_OP_RESORT);
 		op->entry = first;
 		op->request_id = request_id;
@@ -510,7 +510,7 @@ sync_keyed_request(char **names, int nnames, const char *holder,
 	if (already)
 	{
 		sync_discard_request(&req);
-		sync_keyed_report_existing(existing, nnames, holder, has_priority,
+		sync_keyed_report_existing(existing, names, nnames, holder, has_priority,
 								   priority, results);
 		return;
 	}

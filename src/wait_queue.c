@@ -6,7 +6,8 @@
  *		request that is grantable when it arrives.
  *
  * Rules:
- *	- a lock's queue is ordered by priority (higher first), then arrival;
+ *	- a lock's queue is ordered by priority (higher first), then queue time
+ *	  (a keyed request may give its workflow's creation time), then arrival;
  *	- only a request at the front of a lock's queue may be granted, except
  *	  that a request carrying its own limit (a launch plan execution) passes
  *	  waiters that are held back only by their own, lower, limit;
