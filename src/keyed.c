@@ -633,6 +633,30 @@ sync_keyed_request(char **names, int nnames, const char *holder,
 }
 
 /*
+ * Copy what callers need of entry 'e'.  Caller holds holders_lock (so it
+ * cannot be freed); its partition is taken here for the fields it guards.
+ */
+static void
+sync_keyed_copy_info(SyncEntry *e, SyncKeyedInfo *info)
+{
+	LWLock	   *partition = sync_partition_lock(e->lock->hashcode);
+
+	LWLockAcquire(partition, LW_SHARED);
+	info->found = true;
+	info->state = e->state;
+	info->token = (int64) e->token;
+	info->owner = e->owner;
+	info->lease_us = e->lease_us;
+	info->lease_expires = e->lease_expires;
+	info->request_id = e->request_id;
+	info->nlocks = e->nlocks;
+	info->controller = e->controller;
+	info->persisted = e->persisted;
+	info->entry = e;
+	LWLockRelease(partition);
+}
+
+/*
  * Look up the entry of 'holder' for lock 'name' and copy what callers need.
  * Entries another transaction is still creating are not there yet.
  */
@@ -654,23 +678,7 @@ sync_keyed_lookup(const char *name, const char *holder, SyncKeyedInfo *info)
 		!TransactionIdIsCurrentTransactionId(e->created_xid))
 		e = NULL;
 	if (e != NULL)
-	{
-		LWLock	   *partition = sync_partition_lock(e->lock->hashcode);
-
-		LWLockAcquire(partition, LW_SHARED);
-		info->found = true;
-		info->state = e->state;
-		info->token = (int64) e->token;
-		info->owner = e->owner;
-		info->lease_us = e->lease_us;
-		info->lease_expires = e->lease_expires;
-		info->request_id = e->request_id;
-		info->nlocks = e->nlocks;
-		info->controller = e->controller;
-		info->persisted = e->persisted;
-		info->entry = e;
-		LWLockRelease(partition);
-	}
+		sync_keyed_copy_info(e, info);
 	LWLockRelease(SyncState->holders_lock);
 	return info->found;
 }
@@ -763,20 +771,7 @@ sync_keyed_row_deleted(const char *name, const char *holder, uint64 request_id,
 	}
 	e->release_xid = GetTopTransactionId();
 	keyed_xid = e->release_xid;
-	{
-		LWLock	   *partition = sync_partition_lock(e->lock->hashcode);
-
-		LWLockAcquire(partition, LW_SHARED);
-		info->found = true;
-		info->state = e->state;
-		info->token = (int64) e->token;
-		info->owner = e->owner;
-		info->request_id = e->request_id;
-		info->nlocks = e->nlocks;
-		info->controller = e->controller;
-		info->entry = e;
-		LWLockRelease(partition);
-	}
+	sync_keyed_copy_info(e, info);
 	LWLockRelease(SyncState->holders_lock);
 
 	op = sync_keyed_new_op(KEYED_OP_RELEASE);

@@ -460,6 +460,34 @@ sync_state_insert(SyncStateRow *row)
 }
 
 /*
+ * Run a DELETE of sync_state rows with 'reason' for the trigger (see
+ * sync_state_delete).  Returns the rows deleted, those the trigger deleted
+ * with them (the rest of a pending request naming several locks) included.
+ */
+static int
+sync_exec_delete(StatePlan which, Datum *values, const char *reason)
+{
+	const char *save_reason = delete_reason;
+	uint64		save_cascaded = cascaded_rows;
+	volatile uint64 n = 0;
+
+	delete_reason = reason;
+	cascaded_rows = 0;
+	PG_TRY();
+	{
+		n = sync_exec(which, values, NULL, NULL, NULL);
+		n += cascaded_rows;
+	}
+	PG_FINALLY();
+	{
+		delete_reason = save_reason;
+		cascaded_rows = save_cascaded;
+	}
+	PG_END_TRY();
+	return (int) n;
+}
+
+/*
  * Delete the row of (name, holder); the trigger releases the entry at
  * commit.  reason: REASON_RELEASED when the holder lets go (no event),
  * otherwise the reason given in the "lost" event.  Returns the rows
@@ -470,26 +498,10 @@ int
 sync_state_delete(const char *name, const char *holder, const char *reason)
 {
 	Datum		values[2];
-	const char *save_reason = delete_reason;
-	uint64		save_cascaded = cascaded_rows;
-	volatile uint64 n = 0;
 
 	values[0] = CStringGetTextDatum(name);
 	values[1] = CStringGetTextDatum(holder);
-	delete_reason = reason;
-	cascaded_rows = 0;
-	PG_TRY();
-	{
-		n = sync_exec(PLAN_DELETE, values, NULL, NULL, NULL);
-		n += cascaded_rows;
-	}
-	PG_FINALLY();
-	{
-		delete_reason = save_reason;
-		cascaded_rows = save_cascaded;
-	}
-	PG_END_TRY();
-	return (int) n;
+	return sync_exec_delete(PLAN_DELETE, values, reason);
 }
 
 void
@@ -633,27 +645,17 @@ int
 sync_state_expire_leases(List *expired)
 {
 	ListCell   *lc;
-	volatile int n = 0;
+	int			n = 0;
 
 	foreach(lc, expired)
 	{
 		SyncStateRow *row = (SyncStateRow *) lfirst(lc);
 		Datum		values[3];
-		const char *save_reason = delete_reason;
 
 		values[0] = CStringGetTextDatum(row->name);
 		values[1] = CStringGetTextDatum(row->holder);
 		values[2] = Int64GetDatum(row->token);
-		delete_reason = "lease expired";
-		PG_TRY();
-		{
-			n += (int) sync_exec(PLAN_EXPIRE, values, NULL, NULL, NULL);
-		}
-		PG_FINALLY();
-		{
-			delete_reason = save_reason;
-		}
-		PG_END_TRY();
+		n += sync_exec_delete(PLAN_EXPIRE, values, "lease expired");
 	}
 	return n;
 }
@@ -776,23 +778,11 @@ int
 sync_controller_forget(const char *controller, bool release_holds)
 {
 	Datum		values[2];
-	const char *save_reason = delete_reason;
-	volatile uint64 n = 0;
 
 	values[0] = CStringGetTextDatum(controller);
 	(void) sync_exec(PLAN_CTL_DELETE, values, NULL, NULL, NULL);
 	values[1] = BoolGetDatum(release_holds);
-	delete_reason = "controller forgotten";
-	PG_TRY();
-	{
-		n = sync_exec(PLAN_DELETE_BY_CONTROLLER, values, NULL, NULL, NULL);
-	}
-	PG_FINALLY();
-	{
-		delete_reason = save_reason;
-	}
-	PG_END_TRY();
-	return (int) n;
+	return sync_exec_delete(PLAN_DELETE_BY_CONTROLLER, values, "controller forgotten");
 }
 
 /* May this role administer keyed holds (force releases, forget controllers)? */

@@ -294,6 +294,7 @@ extern void sync_tokens_startup(void);
 extern uint64 sync_next_token(void);
 extern void sync_tokens_advance(uint64 next);
 extern void sync_atomic_advance(pg_atomic_uint64 *counter, uint64 next);
+extern bool sync_atomic_lower(pg_atomic_uint64 *counter, uint64 value);
 
 /* wait_queue.c */
 extern void sync_queue_insert(SyncLock *lock, SyncEntry *entry);

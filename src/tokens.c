@@ -164,3 +164,17 @@ sync_atomic_advance(pg_atomic_uint64 *counter, uint64 next)
 			break;
 	}
 }
+
+/* Lower an atomic counter to at most 'value'; true if this call lowered it. */
+bool
+sync_atomic_lower(pg_atomic_uint64 *counter, uint64 value)
+{
+	uint64		cur = pg_atomic_read_u64(counter);
+
+	while (value < cur)
+	{
+		if (pg_atomic_compare_exchange_u64(counter, &cur, value))
+			return true;
+	}
+	return false;
+}

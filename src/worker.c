@@ -134,34 +134,16 @@ sync_outbox_drain(bool *overflow)
 void
 sync_launch_deadline(TimestampTz at)
 {
-	uint64		cur = pg_atomic_read_u64(&SyncState->launch_deadline);
-
-	while ((uint64) at < cur)
-	{
-		if (pg_atomic_compare_exchange_u64(&SyncState->launch_deadline, &cur,
-										   (uint64) at))
-		{
-			sync_worker_wake();
-			break;
-		}
-	}
+	if (sync_atomic_lower(&SyncState->launch_deadline, (uint64) at))
+		sync_worker_wake();
 }
 
 /* A lease now runs until 'expires': make sure the worker wakes for it. */
 void
 sync_lease_scheduled(TimestampTz expires)
 {
-	uint64		cur = pg_atomic_read_u64(&SyncState->next_lease_expiry);
-
-	while ((uint64) expires < cur)
-	{
-		if (pg_atomic_compare_exchange_u64(&SyncState->next_lease_expiry, &cur,
-										   (uint64) expires))
-		{
-			sync_worker_wake();
-			break;
-		}
-	}
+	if (sync_atomic_lower(&SyncState->next_lease_expiry, (uint64) expires))
+		sync_worker_wake();
 }
 
 /*
