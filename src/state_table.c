@@ -8,7 +8,10 @@
  * Writes run as the tables' owner (the extension's owner), so that roles
  * which may only read the tables can still request and release through
  * the API, and queries are schema-qualified and use OPERATOR(pg_catalog.=),
- * so that nothing depends on the caller's search_path.
+ * so that nothing depends on the caller's search_path.  The two writes of
+ * every keyed request and release -- inserting and deleting a sync_state
+ * row -- bypass SPI and go through the table access method and the primary
+ * key directly (see "The hot path" below).
  *
  * The triggers make manual edits behave like the API: a DELETE from
  * sync_state releases (or withdraws) at commit and hands the slot on; a
@@ -30,6 +33,7 @@
 #include "access/htup_details.h"
 #include "access/stratnum.h"
 #include "access/table.h"
+#include "access/tableam.h"
 #include "access/xact.h"
 #include "catalog/indexing.h"
 #include "catalog/namespace.h"
@@ -39,6 +43,7 @@
 #include "commands/async.h"
 #include "commands/extension.h"
 #include "commands/trigger.h"
+#include "executor/executor.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "lib/stringinfo.h"
@@ -50,6 +55,7 @@
 #include "utils/json.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/relcache.h"
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
@@ -73,10 +79,32 @@ static uint64 cascaded_rows = 0;
 static const char *delete_reason = NULL;
 #define REASON_RELEASED "released"
 
+/* The columns of sync_state syncwf writes, in state_columns[] order. */
+typedef enum StateColumn
+{
+	COL_NAME,
+	COL_WORKFLOWKEY,
+	COL_CONTROLLER,
+	COL_HELD,
+	COL_PRIORITY,
+	COL_TIME,
+	COL_TOKEN,
+	COL_GRANTED_AT,
+	COL_LEASE,
+	COL_LEASE_EXPIRES,
+	COL_OWNER,
+	COL_REQUEST_ID,
+	COL_SEQ,
+	COL_ADMIT_LIMIT,
+	SYNC_STATE_NCOLS
+} StateColumn;
+
+static int	sync_state_row_removed(const char *name, const char *holder,
+								   int64 request_id, const char *controller,
+								   const char *reason);
+
 typedef enum StatePlan
 {
-	PLAN_INSERT,
-	PLAN_DELETE,
 	PLAN_SET_PRIORITY,
 	PLAN_REFRESH,
 	PLAN_PERSIST,
@@ -198,19 +226,10 @@ typedef struct PlanDef
 	bool		on_controller;
 	const char *sql;
 	int			nargs;
-	Oid			types[14];
+	Oid			types[6];
 } PlanDef;
 
 static const PlanDef plan_defs[NUM_PLANS] = {
-	[PLAN_INSERT] = {false,
-		"INSERT INTO %s (name, workflowkey, controller, held, priority, time, token, "
-		"granted_at, lease, lease_expires, owner, request_id, seq, admit_limit) "
-		"VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
-		14, {TEXTOID, TEXTOID, TEXTOID, BOOLOID, INT4OID, TIMESTAMPTZOID, INT8OID,
-	TIMESTAMPTZOID, INTERVALOID, TIMESTAMPTZOID, REGROLEOID, INT8OID, INT8OID, INT4OID}},
-	[PLAN_DELETE] = {false,
-		"DELETE FROM %s WHERE name" EQ "$1 AND workflowkey" EQ "$2",
-	2, {TEXTOID, TEXTOID}},
 	[PLAN_SET_PRIORITY] = {false,
 		"UPDATE %s SET priority = $3 WHERE name" EQ "$1 AND workflowkey" EQ "$2",
 	3, {TEXTOID, TEXTOID, INT4OID}},
@@ -419,44 +438,227 @@ sync_exec_owned(SyncOwnedPlan *plan, Datum *values, const char *nulls,
 	return processed;
 }
 
+/*-------------------------------------------------------------------------
+ * The hot path: a request's INSERT and a release's DELETE
+ *
+ * Every keyed request writes a row and every release deletes one, so these
+ * two go through the table access method and the primary key directly
+ * rather than through SPI, whose executor start-up, shutdown and trigger
+ * queue cost more than the change itself.  They do what the statements
+ * would: the heap and index changes are WAL-logged as usual (standbys,
+ * logical decoding and crash recovery see ordinary rows), the primary key
+ * checks uniqueness, and a row updated by a concurrent transaction is
+ * followed to its latest version as READ COMMITTED does (serialization
+ * failure under REPEATABLE READ or SERIALIZABLE).  Triggers do not fire:
+ * syncwf's own writes need neither the guard nor the delete trigger, whose
+ * bookkeeping (sync_state_row_removed) is called here directly.
+ *-------------------------------------------------------------------------
+ */
+
+/* The columns PLAN_INSERT names, in its order. */
+static const char *const state_columns[SYNC_STATE_NCOLS] = {
+	"name", "workflowkey", "controller", "held", "priority", "time", "token",
+	"granted_at", "lease", "lease_expires", "owner", "request_id", "seq",
+	"admit_limit"
+};
+
+/* Where those columns are in the current sync_state, and its primary key. */
+static Oid	layout_relid = InvalidOid;
+static AttrNumber state_attnums[SYNC_STATE_NCOLS];
+static Oid	state_pkey = InvalidOid;
+
+static void
+sync_state_layout(Relation rel)
+{
+	Oid			pkey;
+	Relation	idx;
+
+	if (layout_relid == RelationGetRelid(rel))
+		return;
+	for (int c = 0; c < SYNC_STATE_NCOLS; c++)
+	{
+		state_attnums[c] = get_attnum(RelationGetRelid(rel), state_columns[c]);
+		if (state_attnums[c] == InvalidAttrNumber)
+			elog(ERROR, "column \"%s\" of sync_state is missing", state_columns[c]);
+	}
+	pkey = RelationGetPrimaryKeyIndex(rel);
+	if (!OidIsValid(pkey))
+		elog(ERROR, "sync_state has no primary key");
+	idx = index_open(pkey, AccessShareLock);
+	if (IndexRelationGetNumberOfKeyAttributes(idx) != 2 ||
+		idx->rd_index->indkey.values[0] != state_attnums[COL_NAME] ||
+		idx->rd_index->indkey.values[1] != state_attnums[COL_WORKFLOWKEY])
+		elog(ERROR, "the primary key of sync_state is not (name, workflowkey)");
+	index_close(idx, AccessShareLock);
+	state_pkey = pkey;
+	layout_relid = RelationGetRelid(rel);
+}
+
+/* Insert one row: values and isnull in state_columns order. */
+static void
+sync_state_insert_row(Datum *values, bool *isnull)
+{
+	Relation	rel;
+	TupleTableSlot *slot;
+	EState	   *estate;
+	ResultRelInfo *rri;
+	List	   *recheck;
+
+	sync_lookup_tables(false);
+	rel = table_open(state_relid, RowExclusiveLock);
+	sync_state_layout(rel);
+
+	slot = table_slot_create(rel, NULL);
+	ExecClearTuple(slot);
+	for (int i = 0; i < RelationGetDescr(rel)->natts; i++)
+	{
+		slot->tts_values[i] = (Datum) 0;
+		slot->tts_isnull[i] = true;
+	}
+	for (int c = 0; c < SYNC_STATE_NCOLS; c++)
+	{
+		slot->tts_values[state_attnums[c] - 1] = values[c];
+		slot->tts_isnull[state_attnums[c] - 1] = isnull[c];
+	}
+	ExecStoreVirtualTuple(slot);
+
+	estate = CreateExecutorState();
+	rri = makeNode(ResultRelInfo);
+	InitResultRelInfo(rri, rel, 1, NULL, 0);
+	ExecOpenIndices(rri, false);
+	table_tuple_insert(rel, slot, GetCurrentCommandId(true), 0, NULL);
+	recheck = ExecInsertIndexTuples(rri, slot, estate, false, false, NULL, NIL);
+	Assert(recheck == NIL);		/* no deferrable constraint */
+	(void) recheck;
+	ExecCloseIndices(rri);
+	FreeExecutorState(estate);
+	ExecDropSingleTupleTableSlot(slot);
+	table_close(rel, NoLock);
+	/* later statements of this transaction see the row */
+	CommandCounterIncrement();
+}
+
+/*
+ * Delete the row of (name, holder), if there is one; its entry is released
+ * at commit (sync_state_row_removed).  reason: REASON_RELEASED when the
+ * holder lets go (no event), otherwise the reason given in the "lost" or
+ * "withdrawn" event.  Returns the rows deleted: this one, and the other
+ * rows of a pending request that named several locks, which go with it.
+ */
+int
+sync_state_delete(const char *name, const char *holder, const char *reason)
+{
+	Relation	rel;
+	Relation	idx;
+	ScanKeyData keys[2];
+	TupleTableSlot *slot;
+	Datum		name_datum = CStringGetTextDatum(name);
+	Datum		holder_datum = CStringGetTextDatum(holder);
+	int			ndeleted = 0;
+	int			ncascaded = 0;
+	bool		retry;
+
+	sync_lookup_tables(false);
+	rel = table_open(state_relid, RowExclusiveLock);
+	sync_state_layout(rel);
+	idx = index_open(state_pkey, RowExclusiveLock);
+	ScanKeyEntryInitialize(&keys[0], 0, 1, BTEqualStrategyNumber, InvalidOid,
+						   idx->rd_indcollation[0], F_TEXTEQ, name_datum);
+	ScanKeyEntryInitialize(&keys[1], 0, 2, BTEqualStrategyNumber, InvalidOid,
+						   idx->rd_indcollation[1], F_TEXTEQ, holder_datum);
+	slot = table_slot_create(rel, NULL);
+
+	do
+	{
+		Snapshot	snapshot = RegisterSnapshot(GetTransactionSnapshot());
+		IndexScanDesc scan = index_beginscan(rel, idx, snapshot, 2, 0);
+
+		retry = false;
+		index_rescan(scan, keys, 2, NULL, 0);
+		while (!retry && index_getnext_slot(scan, ForwardScanDirection, slot))
+		{
+			TM_FailureData tmfd;
+			TM_Result	result;
+			bool		isnull;
+			int64		request_id;
+			char	   *controller = NULL;
+			Datum		d;
+
+			result = table_tuple_delete(rel, &slot->tts_tid,
+										GetCurrentCommandId(true), snapshot,
+										InvalidSnapshot, true, &tmfd, false);
+			switch (result)
+			{
+				case TM_Ok:
+					break;
+				case TM_SelfModified:
+					continue;	/* this command deleted it already */
+				case TM_Updated:
+				case TM_Deleted:
+					if (IsolationUsesXactSnapshot())
+						ereport(ERROR,
+								(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+								 errmsg("could not serialize access due to concurrent %s",
+										result == TM_Updated ? "update" : "delete")));
+					/* READ COMMITTED: look again with a new snapshot */
+					retry = (result == TM_Updated);
+					continue;
+				default:
+					elog(ERROR, "unexpected table_tuple_delete status: %u", result);
+			}
+			ndeleted++;
+			d = slot_getattr(slot, state_attnums[COL_REQUEST_ID], &isnull);
+			request_id = isnull ? 0 : DatumGetInt64(d);
+			d = slot_getattr(slot, state_attnums[COL_CONTROLLER], &isnull);
+			if (!isnull)
+				controller = TextDatumGetCString(d);
+			if (request_id != 0)
+				ncascaded += sync_state_row_removed(name, holder, request_id,
+													controller, reason);
+		}
+		index_endscan(scan);
+		UnregisterSnapshot(snapshot);
+		if (retry)
+			CommandCounterIncrement();
+	} while (retry);
+
+	ExecDropSingleTupleTableSlot(slot);
+	index_close(idx, NoLock);
+	table_close(rel, NoLock);
+	if (ndeleted > 0)
+		CommandCounterIncrement();
+	return ndeleted + ncascaded;
+}
+
 void
 sync_state_insert(SyncStateRow *row)
 {
-	Datum		values[14];
-	char		nulls[14];
+	Datum		values[SYNC_STATE_NCOLS];
+	bool		isnull[SYNC_STATE_NCOLS];
 
-	memset(nulls, ' ', sizeof(nulls));
-	values[0] = CStringGetTextDatum(row->name);
-	values[1] = CStringGetTextDatum(row->holder);
+	memset(isnull, 0, sizeof(isnull));
+	values[COL_NAME] = CStringGetTextDatum(row->name);
+	values[COL_WORKFLOWKEY] = CStringGetTextDatum(row->holder);
 	if (row->controller)
-		values[2] = CStringGetTextDatum(row->controller);
+		values[COL_CONTROLLER] = CStringGetTextDatum(row->controller);
 	else
-		nulls[2] = 'n';
-	values[3] = BoolGetDatum(row->held);
-	values[4] = Int32GetDatum(row->priority);
-	values[5] = TimestampTzGetDatum(row->queued_at);
-	values[6] = Int64GetDatum(row->token);
-	values[7] = TimestampTzGetDatum(row->granted_at);
-	if (!row->held)
-	{
-		nulls[6] = 'n';
-		nulls[7] = 'n';
-	}
-	if (row->lease_us > 0)
-		values[8] = sync_interval_datum(row->lease_us);
-	else
-		nulls[8] = 'n';
-	if (row->lease_expires != 0)
-		values[9] = TimestampTzGetDatum(row->lease_expires);
-	else
-		nulls[9] = 'n';
-	values[10] = ObjectIdGetDatum(row->owner);
-	values[11] = Int64GetDatum(row->request_id);
-	values[12] = Int64GetDatum(row->seq);
-	values[13] = Int32GetDatum(row->admit_limit);
-	if (row->admit_limit < 0)
-		nulls[13] = 'n';
-	(void) sync_exec(PLAN_INSERT, values, nulls, NULL, NULL);
+		isnull[COL_CONTROLLER] = true;
+	values[COL_HELD] = BoolGetDatum(row->held);
+	values[COL_PRIORITY] = Int32GetDatum(row->priority);
+	values[COL_TIME] = TimestampTzGetDatum(row->queued_at);
+	values[COL_TOKEN] = Int64GetDatum(row->token);
+	values[COL_GRANTED_AT] = TimestampTzGetDatum(row->granted_at);
+	isnull[COL_TOKEN] = isnull[COL_GRANTED_AT] = !row->held;
+	values[COL_LEASE] = row->lease_us > 0 ? sync_interval_datum(row->lease_us) : (Datum) 0;
+	isnull[COL_LEASE] = row->lease_us <= 0;
+	values[COL_LEASE_EXPIRES] = TimestampTzGetDatum(row->lease_expires);
+	isnull[COL_LEASE_EXPIRES] = row->lease_expires == 0;
+	values[COL_OWNER] = ObjectIdGetDatum(row->owner);
+	values[COL_REQUEST_ID] = Int64GetDatum(row->request_id);
+	values[COL_SEQ] = Int64GetDatum(row->seq);
+	values[COL_ADMIT_LIMIT] = Int32GetDatum(row->admit_limit);
+	isnull[COL_ADMIT_LIMIT] = row->admit_limit < 0;
+	sync_state_insert_row(values, isnull);
 }
 
 /*
@@ -485,23 +687,6 @@ sync_exec_delete(StatePlan which, Datum *values, const char *reason)
 	}
 	PG_END_TRY();
 	return (int) n;
-}
-
-/*
- * Delete the row of (name, holder); the trigger releases the entry at
- * commit.  reason: REASON_RELEASED when the holder lets go (no event),
- * otherwise the reason given in the "lost" event.  Returns the rows
- * deleted: this one, and the other rows of a pending request that named
- * several locks, which go with it.
- */
-int
-sync_state_delete(const char *name, const char *holder, const char *reason)
-{
-	Datum		values[2];
-
-	values[0] = CStringGetTextDatum(name);
-	values[1] = CStringGetTextDatum(holder);
-	return sync_exec_delete(PLAN_DELETE, values, reason);
 }
 
 void
@@ -581,11 +766,6 @@ sync_state_notify(const char *event, const char *name, const char *holder,
 }
 
 /*
- * Write the grants the outbox holds (or, after an overflow or at the first
- * round of a process, every unwritten grant) to sync_state and announce
- * them.  Returns how many were written.
- */
-/*
  * Write one grant of a pending entry to sync_state and announce it, in the
  * current transaction; false if the entry has moved on or the row already
  * says so.
@@ -620,6 +800,11 @@ sync_state_persist_grant(SyncOutboxItem *item)
 	return true;
 }
 
+/*
+ * Write the grants the outbox holds (or, after an overflow or at the first
+ * round of a process, every unwritten grant) to sync_state and announce
+ * them.  Returns how many were written.
+ */
 int
 sync_state_persist_grants(void)
 {
@@ -855,21 +1040,59 @@ sync_state_guard(PG_FUNCTION_ARGS)
 }
 
 /*
- * AFTER DELETE (row) and AFTER TRUNCATE on sync_state: release at commit,
- * announce what someone other than the holder took away, and withdraw the
- * rest of a pending request that named several locks.
+ * What deleting the row of (name, holder, request_id) means, whoever
+ * deleted it: the entry is released (or withdrawn) when this transaction
+ * commits; an entry taken away from its holder (reason is not
+ * REASON_RELEASED) is announced; and the other rows of a pending request
+ * that named several locks go with it.  Returns how many of those were
+ * deleted.
+ */
+static int
+sync_state_row_removed(const char *name, const char *holder, int64 request_id,
+					   const char *controller, const char *reason)
+{
+	SyncKeyedInfo info;
+	ListCell   *lc;
+	int			n = 0;
+
+	sync_keyed_row_deleted(name, holder, (uint64) request_id, &info);
+	if (!info.found)
+		return 0;
+
+	if (reason == NULL || strcmp(reason, REASON_RELEASED) != 0)
+		sync_state_notify(info.state == SYNC_ENTRY_HELD ? "lost" : "withdrawn",
+						  name, holder,
+						  info.state == SYNC_ENTRY_HELD ? info.token : 0,
+						  controller, reason ? reason : "deleted");
+
+	/* the other locks of an all-or-nothing request go with it */
+	if (info.state != SYNC_ENTRY_HELD && info.nlocks > 1)
+		foreach(lc, sync_keyed_request_locks(info.entry, info.request_id))
+			n += sync_state_delete((char *) lfirst(lc), holder, reason);
+	return n;
+}
+
+/*
+ * AFTER DELETE (row) and AFTER TRUNCATE on sync_state: a DELETE that is not
+ * syncwf's own (a manual one, or a statement of sync_exec_delete) releases
+ * at commit like sync_release(); see sync_state_row_removed.
  */
 PG_FUNCTION_INFO_V1(sync_state_deleted);
 Datum
 sync_state_deleted(PG_FUNCTION_ARGS)
 {
 	TriggerData *trigdata = sync_trigger_data(fcinfo, "sync_state_deleted");
-	TupleDesc	desc;
-	HeapTuple	tuple;
-	char	   *name;
-	char	   *holder;
-	char	   *request_id;
-	SyncKeyedInfo info;
+	Relation	rel = trigdata->tg_relation;
+	HeapTuple	tuple = trigdata->tg_trigtuple;
+	TupleDesc	desc = RelationGetDescr(rel);
+	bool		name_null,
+				holder_null,
+				request_null,
+				controller_null;
+	Datum		name,
+				holder,
+				request_id,
+				controller;
 
 	sync_require_shmem();
 	sync_backend_setup();
@@ -883,39 +1106,18 @@ sync_state_deleted(PG_FUNCTION_ARGS)
 		return PointerGetDatum(NULL);
 	}
 
-	desc = RelationGetDescr(trigdata->tg_relation);
-	tuple = trigdata->tg_trigtuple;
-	name = sync_tuple_text(tuple, desc, "name");
-	holder = sync_tuple_text(tuple, desc, "workflowkey");
-	request_id = sync_tuple_text(tuple, desc, "request_id");
-	if (name == NULL || holder == NULL || request_id == NULL)
+	sync_state_layout(rel);
+	name = heap_getattr(tuple, state_attnums[COL_NAME], desc, &name_null);
+	holder = heap_getattr(tuple, state_attnums[COL_WORKFLOWKEY], desc, &holder_null);
+	request_id = heap_getattr(tuple, state_attnums[COL_REQUEST_ID], desc, &request_null);
+	controller = heap_getattr(tuple, state_attnums[COL_CONTROLLER], desc, &controller_null);
+	if (name_null || holder_null || request_null)
 		return PointerGetDatum(NULL);
-
-	sync_keyed_row_deleted(name, holder, pg_strtoint64(request_id), &info);
-	if (!info.found)
-		return PointerGetDatum(NULL);
-
-	if (delete_reason == NULL || strcmp(delete_reason, REASON_RELEASED) != 0)
-		sync_state_notify(info.state == SYNC_ENTRY_HELD ? "lost" : "withdrawn",
-						  name, holder,
-						  info.state == SYNC_ENTRY_HELD ? info.token : 0,
-						  sync_tuple_text(tuple, desc, "controller"),
-						  delete_reason ? delete_reason : "deleted");
-
-	if (info.state != SYNC_ENTRY_HELD && info.nlocks > 1)
-	{
-		ListCell   *lc;
-
-		/* the other locks of an all-or-nothing request go with it */
-		foreach(lc, sync_keyed_request_locks(info.entry, info.request_id))
-		{
-			Datum		values[2];
-
-			values[0] = CStringGetTextDatum((char *) lfirst(lc));
-			values[1] = CStringGetTextDatum(holder);
-			cascaded_rows += sync_exec(PLAN_DELETE, values, NULL, NULL, NULL);
-		}
-	}
+	cascaded_rows += sync_state_row_removed(TextDatumGetCString(name),
+											TextDatumGetCString(holder),
+											DatumGetInt64(request_id),
+											controller_null ? NULL : TextDatumGetCString(controller),
+											delete_reason);
 	return PointerGetDatum(NULL);
 }
 
