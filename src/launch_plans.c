@@ -170,10 +170,15 @@ static SyncOwnedPlan to_reconcile = {
 	0, {InvalidOid}
 };
 static SyncOwnedPlan lock_if_free = {
-	/* reconciliation never waits for an execution a transaction is changing */
+	/*
+	 * Reconciliation never waits for an execution a transaction is changing,
+	 * and acts only if its phase is still the one it read: another round
+	 * (the worker's, or a sync_reconcile()) that acted on it and committed
+	 * after this round's read changed the phase.
+	 */
 	"SELECT 1 FROM %1$s.sync_execution WHERE execution_id OPERATOR(pg_catalog.=) $1 "
-	"FOR UPDATE SKIP LOCKED",
-	1, {TEXTOID}
+	"AND phase OPERATOR(pg_catalog.=) $2 FOR UPDATE SKIP LOCKED",
+	2, {TEXTOID, TEXTOID}
 };
 static SyncOwnedPlan next_deadline = {
 	"SELECT min(e.created_at OPERATOR(pg_catalog.+) p.max_pending) "
@@ -957,14 +962,16 @@ sync_launch_reconcile(TimestampTz now, TimestampTz *next)
 
 		if (r[1] != NULL)
 		{
-			Datum		values[1];
+			Datum		values[2];
 
 			/*
 			 * Lock the execution's row first, without waiting: one that a
-			 * transaction is changing (its phase, its slot) is looked at
-			 * again shortly, and the worker never deadlocks with it.
+			 * transaction is changing (its phase, its slot), or that another
+			 * round has changed since we read it, is looked at again
+			 * shortly, and the worker never deadlocks with it.
 			 */
 			values[0] = CStringGetTextDatum(id);
+			values[1] = CStringGetTextDatum(r[5]);
 			if (sync_exec_owned(&lock_if_free, values, NULL, NULL) == 0)
 			{
 				busy = true;

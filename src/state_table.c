@@ -99,6 +99,11 @@ typedef enum StateColumn
 	SYNC_STATE_NCOLS
 } StateColumn;
 
+/* Where those columns are in the current sync_state, and its primary key. */
+static Oid	layout_relid = InvalidOid;
+static AttrNumber state_attnums[SYNC_STATE_NCOLS];
+static Oid	state_pkey = InvalidOid;
+
 static int	sync_state_row_removed(const char *name, const char *holder,
 								   int64 request_id, const char *controller,
 								   const char *reason);
@@ -125,6 +130,8 @@ sync_tables_relcache_callback(Datum arg, Oid relid)
 	if (relid == InvalidOid || relid == state_relid ||
 		relid == controller_relid || relid == limit_relid)
 		state_relid = InvalidOid;
+	if (relid == InvalidOid || relid == layout_relid)
+		layout_relid = InvalidOid;	/* columns may have moved */
 }
 
 /* The schema extension 'extoid' lives in. */
@@ -462,10 +469,6 @@ static const char *const state_columns[SYNC_STATE_NCOLS] = {
 	"admit_limit"
 };
 
-/* Where those columns are in the current sync_state, and its primary key. */
-static Oid	layout_relid = InvalidOid;
-static AttrNumber state_attnums[SYNC_STATE_NCOLS];
-static Oid	state_pkey = InvalidOid;
 
 static void
 sync_state_layout(Relation rel)
@@ -598,9 +601,14 @@ sync_state_delete(const char *name, const char *holder, const char *reason)
 					if (IsolationUsesXactSnapshot())
 						ereport(ERROR,
 								(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
-								 errmsg("could not serialize access due to concurrent %s",
-										result == TM_Updated ? "update" : "delete")));
-					/* READ COMMITTED: look again with a new snapshot */
+								 result == TM_Updated ?
+								 errmsg("could not serialize access due to concurrent update") :
+								 errmsg("could not serialize access due to concurrent delete")));
+					/*
+					 * READ COMMITTED: a deleted row is gone; an updated one
+					 * (the key never changes) is found again by a new scan
+					 * with a new snapshot, which sees its latest version.
+					 */
 					retry = (result == TM_Updated);
 					continue;
 				default:
@@ -618,8 +626,6 @@ sync_state_delete(const char *name, const char *holder, const char *reason)
 		}
 		index_endscan(scan);
 		UnregisterSnapshot(snapshot);
-		if (retry)
-			CommandCounterIncrement();
 	} while (retry);
 
 	ExecDropSingleTupleTableSlot(slot);
