@@ -79,7 +79,7 @@ static uint64 cascaded_rows = 0;
 static const char *delete_reason = NULL;
 #define REASON_RELEASED "released"
 
-/* The columns of sync_state syncwf writes, in state_columns[] order. */
+/* The columns of sync_state that syncwf writes (names in state_columns[]). */
 typedef enum StateColumn
 {
 	COL_NAME,
@@ -462,14 +462,17 @@ sync_exec_owned(SyncOwnedPlan *plan, Datum *values, const char *nulls,
  *-------------------------------------------------------------------------
  */
 
-/* The columns PLAN_INSERT names, in its order. */
+/* The names of the columns syncwf writes, by StateColumn. */
 static const char *const state_columns[SYNC_STATE_NCOLS] = {
 	"name", "workflowkey", "controller", "held", "priority", "time", "token",
 	"granted_at", "lease", "lease_expires", "owner", "request_id", "seq",
 	"admit_limit"
 };
 
-
+/*
+ * Find the columns and the primary key of sync_state 'rel' (once per
+ * table; the relcache callback forgets them when the table changes).
+ */
 static void
 sync_state_layout(Relation rel)
 {
