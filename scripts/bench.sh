@@ -313,7 +313,11 @@ check_no_syncwf_leftovers() {
 
 # run_pgbench LABEL SCRIPT SECONDS: prints the tps (excluding connection time).
 # PGBENCH_PGOPTIONS, if set, is passed to the clients as PGOPTIONS.
+# PGBENCH_FAIL_QUERY, if set, is run when pgbench fails, and its output
+# added to the pgbench log (the state the failure left, before the cluster
+# stops).
 PGBENCH_PGOPTIONS=
+PGBENCH_FAIL_QUERY=
 run_pgbench() {
     local label=$1 script=$2 secs=$3 out rc tps failed
     out=$LOGS/pgbench-$label.log
@@ -325,6 +329,9 @@ run_pgbench() {
         >"$out" 2>&1 || rc=$?
     if ((rc == 124 || rc == 137)); then
         die "pgbench $label did not finish within $((secs + 60)) s (hang?): see $out and $BENCH_DIR/server.log"
+    fi
+    if ((rc != 0)) && [[ -n $PGBENCH_FAIL_QUERY ]]; then
+        { echo "-- after the failure: $PGBENCH_FAIL_QUERY"; q "$PGBENCH_FAIL_QUERY" 2>&1; } >>"$out"
     fi
     ((rc == 0)) || die "pgbench $label failed (exit $rc): $(grep -m3 -iE 'error|abort' "$out" | tr '\n' ' ') -- see $out"
     failed=$(awk -F'[: ]+' '/^number of failed transactions/ {print $5}' "$out")
@@ -652,6 +659,11 @@ if want 6 && [[ $BENCH_SKIP_SYNCWF != 1 ]]; then
     log "comparison 6: keyed request + release at the front of an empty queue (E) and of $DEEP pending requests (F), order: $BENCH_DEEP_ORDER"
     deep_block
     deep=0 fills=0
+    # a failed round (a request not granted at the front, a release that
+    # found nothing) leaves the lock's holders and first waiters in its log
+    PGBENCH_FAIL_QUERY="SELECT 'holder', holder, pid, token, since FROM sync_holders WHERE lock_name = '$DEEP_LOCK'
+                        UNION ALL (SELECT 'waiter', holder, pid, position, waiting_since FROM sync_waiters
+                                    WHERE lock_name = '$DEEP_LOCK' ORDER BY position LIMIT 10)"
     E=() F=()
     if ((BENCH_WARMUP > 0)); then run_pgbench "6-warmup" "$ROOT/bench/keyed_deep.sql" "$BENCH_WARMUP" >/dev/null; fi
     for step in $BENCH_DEEP_ORDER; do
@@ -704,6 +716,7 @@ if want 6 && [[ $BENCH_SKIP_SYNCWF != 1 ]]; then
         *) die "BENCH_DEEP_ORDER: unknown step '$step' (use E and F)" ;;
         esac
     done
+    PGBENCH_FAIL_QUERY=
     ((deep)) && deep_withdraw
     [[ $(q "SELECT sync_release('$DEEP_BLOCK', 'bench/deep/blocker')") == t ]] ||
         die "could not release $DEEP_BLOCK after comparison 6"
