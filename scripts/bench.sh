@@ -695,7 +695,8 @@ if want 6 && [[ $BENCH_SKIP_SYNCWF != 1 ]]; then
                                                    priority => g - $DEEP - 1) r
                         WHERE r.status = 'pending'")
                 secs=$(since "$t")
-                [[ $n == $((2 * DEEP)) ]] || die "the deep queue: $n pending rows instead of $((2 * DEEP))"
+                [[ $n == $((2 * DEEP)) ]] ||
+                    die "the deep queue: $n pending rows instead of $((2 * DEEP)); holders of both locks: $(q "SELECT string_agg(lock_name || ' ' || coalesce(holder, 'pid ' || pid) || ' token ' || token, ', ') FROM sync_holders WHERE lock_name IN ('$DEEP_LOCK', '$DEEP_BLOCK')"); rows held: $(q "SELECT string_agg(name || ' ' || workflowkey || ' token ' || token, ', ') FROM sync_state WHERE held")"
                 read -r nh nw < <(deep_counts)
                 [[ "$nh $nw" == "0 $DEEP" ]] || die "the deep queue: $nh holders, $nw waiters on $DEEP_LOCK instead of 0, $DEEP"
                 chk=$(q "SELECT count(*) FILTER (WHERE active), min(position), max(position)
