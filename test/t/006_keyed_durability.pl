@@ -34,6 +34,7 @@ use Time::HiRes qw(sleep time);
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use SyncwfTest;
 
 my $seed = $ENV{SYNCWF_DURABILITY_SEED} // 20240606;
 die "SYNCWF_DURABILITY_SEED must be a non-negative integer\n" unless $seed =~ /^\d+$/;
@@ -148,29 +149,6 @@ sub wait_synced
 	ok($ok, "$label: sync_state and the views agree after sync_reconcile()");
 	diag('disagreement: ' . $node->safe_psql('postgres', 'SELECT dur_diff()')) unless $ok;
 	return;
-}
-
-# Keep the processes of a killed postmaster from blocking the next start:
-# wait until it and its children (named after the cluster) are gone.
-sub wait_children_gone
-{
-	my ($node, $pm_pid) = @_;
-	my $name = $node->name;
-	my $deadline = time() + $PostgreSQL::Test::Utils::timeout_default;
-	while (time() < $deadline)
-	{
-		my $left = kill(0, $pm_pid) ? 1 : 0;
-		for my $f (glob('/proc/[0-9]*/cmdline'))
-		{
-			open(my $fh, '<', $f) or next;
-			my $cmd = <$fh> // '';
-			close $fh;
-			$left++ if $cmd =~ /^postgres: \Q$name\E: /;
-		}
-		return 1 if !$left;
-		sleep(0.1);
-	}
-	return 0;
 }
 
 # ============================================================================

@@ -23,6 +23,7 @@ use Time::HiRes qw(sleep time);
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use SyncwfTest;
 
 my $NCLIENTS = 8;
 my $NOPS = 150;       # per client and round
@@ -98,28 +99,6 @@ sub holders_now
 		  FROM sync_holders WHERE lock_name IN ('sem/r/s', 'mtx/r/m', 'mtx/r/free')});
 }
 
-# Wait until a killed postmaster and its children are gone.
-sub wait_children_gone
-{
-	my ($pm_pid) = @_;
-	my $name = $node->name;
-	my $deadline = time() + $PostgreSQL::Test::Utils::timeout_default;
-	while (time() < $deadline)
-	{
-		my $left = kill(0, $pm_pid) ? 1 : 0;
-		for my $f (glob('/proc/[0-9]*/cmdline'))
-		{
-			open(my $fh, '<', $f) or next;
-			my $cmd = <$fh> // '';
-			close $fh;
-			$left++ if $cmd =~ /^postgres: \Q$name\E: /;
-		}
-		return 1 if !$left;
-		sleep(0.02);
-	}
-	return 0;
-}
-
 # A client that retries connecting until the server accepts it, then runs
 # its script; its output file holds the successful attempt's output only.
 sub start_client
@@ -191,7 +170,7 @@ for my $v (@variants)
 	{
 		my $pm_pid = $node->{_pid};
 		$node->kill9;
-		ok(wait_children_gone($pm_pid), "$label: the killed server's processes are gone");
+		ok(wait_children_gone($node, $pm_pid, 0.02), "$label: the killed server's processes are gone");
 	}
 	my $log_offset = -s $node->logfile;
 

@@ -45,95 +45,18 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(usleep time);
+use SyncwfTest;
 
 my $t_start = time;
 
 # --- helpers -----------------------------------------------------------------
 
-# A LISTEN connection on channel syncwf.  collect() runs one query in it and
-# gathers the notifications psql prints after it.  A notification printed
-# after query N reached psql before query N+1 started, so the clock of
-# query N+1 bounds the time it was received: that is its seen_by.
-sub listener
-{
-	my ($node, $db) = @_;
-	my $psql = $node->background_psql($db);
-	$psql->set_query_timer_restart;
-	$psql->query_safe('LISTEN syncwf');
-	my $pid = $psql->query_safe('SELECT pg_backend_pid()');
-	return { psql => $psql, pid => $pid, events => [], unbounded => [], received => 0 };
-}
-
-sub collect
-{
-	my ($l) = @_;
-	my $out = $l->{psql}->query_safe('SELECT extract(epoch FROM clock_timestamp())');
-	my ($now, @new);
-	for my $line (split /\n/, $out)
-	{
-		if ($line =~
-			/^Asynchronous notification "syncwf" with payload "(.*)" received from server process with PID (\d+)\.$/
-		  )
-		{
-			my $ev = decode_json($1);
-			$ev->{sender} = $2;
-			$ev->{seq} = ++$l->{received};
-			push @new, $ev;
-		}
-		elsif ($line =~ /^\d+(\.\d+)?$/)
-		{
-			$now = $line;
-		}
-		else
-		{
-			die "unexpected listener output: $line";
-		}
-	}
-	die "listener: no clock in output" unless defined $now;
-	$_->{seen_by} = $now for @{ $l->{unbounded} };
-	push @{ $l->{events} }, @{ $l->{unbounded} };
-	$l->{unbounded} = \@new;
-	return $now;
-}
-
-# Wait (up to $timeout s) for an event matching %want (event, lock, holder);
-# $tick->() runs between polls.  Returns the event (undef on timeout).
+# Listeners (SyncwfTest's listener(), channel syncwf): wait_event polls
+# every 20 ms, running $tick->() between polls.
 sub wait_event
 {
 	my ($l, $timeout, $tick, %want) = @_;
-	my $deadline = time + $timeout;
-	for (;;)
-	{
-		for my $ev (@{ $l->{events} })
-		{
-			next if $ev->{consumed};
-			next if grep { !defined $ev->{$_} || $ev->{$_} ne $want{$_} } keys %want;
-			$ev->{consumed} = 1;
-			return $ev;
-		}
-		return undef if time > $deadline;
-		$tick->() if $tick;
-		collect($l);
-		usleep(20_000);
-	}
-}
-
-# Every event received so far (after one more poll), matching %want.
-sub events_like
-{
-	my ($l, %want) = @_;
-	collect($l);
-	collect($l);
-	return grep {
-		my $ev = $_;
-		!grep { !defined $ev->{$_} || $ev->{$_} ne $want{$_} } keys %want
-	} @{ $l->{events} };
-}
-
-sub describe_events
-{
-	my ($l) = @_;
-	return join("\n", map { encode_json($_) } @{ $l->{events} }, @{ $l->{unbounded} });
+	return next_event($l, $timeout, 20_000, $tick, %want);
 }
 
 # The pid of the syncwf worker and its database ('' if none runs).

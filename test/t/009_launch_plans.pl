@@ -60,98 +60,21 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(usleep time);
+use SyncwfTest;
 
 my $t_start = time;
 my $CH = 'syncwf_launch';
 
 # --- helpers -----------------------------------------------------------------
 
-# A LISTEN connection on channel syncwf_launch.  collect() runs one query in
-# it and gathers the notifications psql prints after it.  A notification
-# printed after query N reached psql before query N+1 started, so the clock
-# of query N+1 bounds the time it was received: that is its seen_by.
-sub listener
-{
-	my ($node, $db) = @_;
-	my $psql = $node->background_psql($db);
-	$psql->set_query_timer_restart;
-	$psql->query_safe("LISTEN $CH");
-	my $pid = $psql->query_safe('SELECT pg_backend_pid()');
-	return { psql => $psql, pid => $pid, events => [], unbounded => [], received => 0 };
-}
-
-sub collect
-{
-	my ($l) = @_;
-	my $out = $l->{psql}->query_safe('SELECT extract(epoch FROM clock_timestamp())');
-	my ($now, @new);
-	for my $line (split /\n/, $out)
-	{
-		if ($line =~
-			/^Asynchronous notification "\Q$CH\E" with payload "(.*)" received from server process with PID (\d+)\.$/
-		  )
-		{
-			my $ev = decode_json($1);
-			$ev->{sender} = $2;
-			$ev->{seq} = ++$l->{received};
-			push @new, $ev;
-		}
-		elsif ($line =~ /^\d+(\.\d+)?$/)
-		{
-			$now = $line;
-		}
-		else
-		{
-			die "unexpected listener output: $line";
-		}
-	}
-	die "listener: no clock in output" unless defined $now;
-	$_->{seen_by} = $now for @{ $l->{unbounded} };
-	push @{ $l->{events} }, @{ $l->{unbounded} };
-	$l->{unbounded} = \@new;
-	return $now;
-}
-
-# Wait (up to $timeout s) for an event matching %want; polls every $poll_us.
-# Returns the event (undef on timeout) and marks it consumed.
+# Listeners: SyncwfTest's listener() on channel $CH.
 sub wait_event_poll
 {
 	my ($l, $timeout, $poll_us, %want) = @_;
-	my $deadline = time + $timeout;
-	for (;;)
-	{
-		for my $ev (@{ $l->{events} })
-		{
-			next if $ev->{consumed};
-			next if grep { !defined $ev->{$_} || $ev->{$_} ne $want{$_} } keys %want;
-			$ev->{consumed} = 1;
-			return $ev;
-		}
-		return undef if time > $deadline;
-		collect($l);
-		usleep($poll_us);
-	}
+	return next_event($l, $timeout, $poll_us, undef, %want);
 }
 
 sub wait_event { my ($l, $timeout, %want) = @_; return wait_event_poll($l, $timeout, 20_000, %want); }
-
-# Every event received so far (after one more poll), matching %want.
-sub events_like
-{
-	my ($l, %want) = @_;
-	collect($l);
-	collect($l);
-	return grep {
-		my $ev = $_;
-		!grep { !defined $ev->{$_} || $ev->{$_} ne $want{$_} } keys %want
-	} @{ $l->{events} };
-}
-
-sub describe_events
-{
-	my ($l) = @_;
-	return join("\n", map { encode_json($_) } @{ $l->{events} }, @{ $l->{unbounded} });
-}
 
 # Fields of an event joined by '|' (missing ones: '-').
 sub fields
@@ -188,28 +111,6 @@ sub median
 	return @s % 2 ? $s[$#s / 2] : ($s[@s / 2 - 1] + $s[@s / 2]) / 2;
 }
 
-# Keep the processes of a killed postmaster from blocking the next start.
-sub wait_children_gone
-{
-	my ($node, $pm_pid) = @_;
-	my $name = $node->name;
-	my $deadline = time() + $PostgreSQL::Test::Utils::timeout_default;
-	while (time() < $deadline)
-	{
-		my $left = kill(0, $pm_pid) ? 1 : 0;
-		for my $f (glob('/proc/[0-9]*/cmdline'))
-		{
-			open(my $fh, '<', $f) or next;
-			my $cmd = <$fh> // '';
-			close $fh;
-			$left++ if $cmd =~ /^postgres: \Q$name\E: /;
-		}
-		return 1 if !$left;
-		usleep(100_000);
-	}
-	return 0;
-}
-
 # --- node "cron", part 1: a SKIP plan launched every minute by pg_cron ---------
 my $cron = PostgreSQL::Test::Cluster->new('cron');
 $cron->init;
@@ -226,7 +127,7 @@ sub cq { return $cron->safe_psql('postgres', $_[0]); }
 cq('CREATE EXTENSION syncwf; CREATE EXTENSION pg_cron;');
 note 'pg_cron ' . cq("SELECT extversion FROM pg_extension WHERE extname = 'pg_cron'");
 ok(defined wait_for_worker($cron, undef, 12), 'cron node: the syncwf worker runs');
-my $cl = listener($cron, 'postgres');
+my $cl = listener($cron, 'postgres', $CH);
 cq(q{SELECT sync_launch_plan_register('p', 'd', 'sched', 'v1', 1, 'SKIP')});
 is(cq(q{SELECT phase FROM sync_execution_create('p', 'd', 'sched', 'v1', 'sched-first')}),
 	'QUEUED', 'cron: the first execution of SKIP plan p/d/sched (max 1) is QUEUED');
@@ -290,7 +191,7 @@ sub poll_sq
 	return 0;
 }
 
-my $l = listener($node, 'postgres');
+my $l = listener($node, 'postgres', $CH);
 
 # --- WAIT promotion ------------------------------------------------------------
 sq(q{SELECT sync_launch_plan_register('p', 'd', 'wait', 'v1', 1, 'WAIT')});
@@ -590,7 +491,7 @@ is(slots($_), $before{$_}, "restart: $_ slots and queue in the same order") for 
 is(phases(qw(d-1 d-2 d-3 d-4 d-5)), 'd-1:RUNNING d-2:QUEUED d-3:PENDING d-4:PENDING d-5:PENDING',
 	'restart: phases kept');
 is(create('dur', 'd-6'), 'PENDING', 'restart: a new execution waits (d-1 and d-2 kept their slots)');
-$l = listener($node, 'postgres');
+$l = listener($node, 'postgres', $CH);
 sq(q{SELECT sync_execution_update('d-2', 'SUCCEEDED')});
 $ev = wait_event($l, 5, event => 'promoted', name => 'dur');
 is(($ev // {})->{execution_id}, 'd-3', 'restart: a terminal update promotes the first pending execution (d-3)')
@@ -633,7 +534,7 @@ is(slots($_), $before{$_}, "kill -9: $_ slots and queue in the same order") for 
 is(phases(qw(d-1 d-3 d-4 d-5 d-6)), 'd-1:RUNNING d-3:QUEUED d-4:PENDING d-5:PENDING d-6:PENDING',
 	'kill -9: phases kept');
 is(create('dur', 'd-7'), 'PENDING', 'kill -9: a new execution waits (d-1 and d-3 kept their slots)');
-$l = listener($node, 'postgres');
+$l = listener($node, 'postgres', $CH);
 sq(q{SELECT sync_execution_update('d-1', 'SUCCEEDED')});
 $ev = wait_event($l, 5, event => 'promoted', name => 'dur');
 is(($ev // {})->{execution_id}, 'd-4', 'kill -9: a terminal update promotes the next pending execution (d-4)')
