@@ -542,9 +542,10 @@ sync_unbind_request(AcquireRequest *req)
  * sync_prepare_request).  Existing locks are bound first, so that creating
  * the others (which may evict cached semaphores) cannot evict them.
  *
- * On failure, undoes its own work and returns the error to report:
- * 1 = lock table full, 2 = a semaphore lost its limit row (*failed is its
- * index).  Returns 0 and the request's first entry on success.
+ * On failure, undoes its own work and returns what went wrong:
+ * SYNC_BIND_TABLE_FULL (the caller may make room and try again) or
+ * SYNC_BIND_NO_LIMIT (*failed is the semaphore's index).  Returns
+ * SYNC_BIND_OK and the request's first entry on success.
  */
 int
 sync_bind_request(AcquireRequest *req, int32 priority, SyncScope scope,
@@ -578,7 +579,7 @@ sync_bind_request(AcquireRequest *req, int32 priority, SyncScope scope,
 				if (lock == NULL)
 				{
 					sync_unbind_request(req);
-					return 1;
+					return SYNC_BIND_TABLE_FULL;
 				}
 			}
 
@@ -606,7 +607,7 @@ sync_bind_request(AcquireRequest *req, int32 priority, SyncScope scope,
 				sync_bind_entry(req, i, lock, request_id, seq, priority, scope, now);
 				sync_unbind_request(req);
 				*failed = i;
-				return 2;
+				return SYNC_BIND_NO_LIMIT;
 			}
 			sync_bind_entry(req, i, lock, request_id, seq, priority, scope, now);
 		}
@@ -692,7 +693,7 @@ sync_promote_holds(AcquireRequest *req, SyncScope scope)
 void
 sync_report_bind_error(AcquireRequest *req, int error, int failed)
 {
-	if (error == 1)
+	if (error == SYNC_BIND_TABLE_FULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_OUT_OF_MEMORY),
 				 errmsg("syncwf lock table is full"),
@@ -783,14 +784,17 @@ sync_acquire_locks(char **names, int nnames, int32 priority,
 		return true;
 	}
 
-	sync_prepare_request(&req, scope, fn_oid);
-
-	error = sync_bind_request(&req, priority, scope, &first, &failed);
-	if (error != 0)
+	for (int attempt = 1;; attempt++)
 	{
+		sync_prepare_request(&req, scope, fn_oid);
+		error = sync_bind_request(&req, priority, scope, &first, &failed);
+		if (error == SYNC_BIND_OK)
+			break;
 		sync_unlock_partitions(req.partmask);
 		sync_discard_request(&req);
-		sync_report_bind_error(&req, error, failed);
+		if (error != SYNC_BIND_TABLE_FULL || attempt == SYNC_MAKE_ROOM_ATTEMPTS ||
+			!sync_make_room(req.hashes[0]))
+			sync_report_bind_error(&req, error, failed);
 	}
 
 	if (!wait)

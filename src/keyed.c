@@ -411,6 +411,7 @@ sync_keyed_request(char **names, int nnames, const char *holder,
 	volatile bool already = false;
 	bool		beating = false;
 	TimestampTz order_at;
+	int			room_attempts = 0;
 
 	sync_require_shmem();
 	sync_backend_setup();
@@ -439,6 +440,7 @@ sync_keyed_request(char **names, int nnames, const char *holder,
 
 	req.limit_relid = sync_limit_relid_cached();
 	sync_reserve_entries(&req);
+retry:
 	PG_TRY();
 	{
 		for (;;)
@@ -516,20 +518,24 @@ sync_keyed_request(char **names, int nnames, const char *holder,
 	}
 
 	error = sync_bind_request(&req, priority, SYNC_SCOPE_KEYED, &first, &failed);
-	if (error == 0)
+	if (error == SYNC_BIND_OK)
 	{
 		h = sync_holder_lookup(holder, true);
 		if (h == NULL)
 		{
 			sync_unbind_request(&req);
-			error = 3;
+			error = SYNC_BIND_HOLDERS_FULL;
 		}
 	}
-	if (error != 0)
+	if (error != SYNC_BIND_OK)
 	{
 		sync_keyed_unlock_all(&req, true);
+		/* the entries stay reserved for another attempt (see holds.c) */
+		if (error == SYNC_BIND_TABLE_FULL && ++room_attempts < SYNC_MAKE_ROOM_ATTEMPTS &&
+			sync_make_room(req.hashes[0]))
+			goto retry;
 		sync_discard_request(&req);
-		if (error == 3)
+		if (error == SYNC_BIND_HOLDERS_FULL)
 			ereport(ERROR,
 					(errcode(ERRCODE_OUT_OF_MEMORY),
 					 errmsg("syncwf holder table is full"),

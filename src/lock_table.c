@@ -31,6 +31,9 @@ static HTAB *SyncLockHash = NULL;
 
 #define SYNC_TRANCHE_NAME "syncwf"
 
+/* Searches for a free hash element a reserved lock slot may take. */
+#define SYNC_HASH_ENTER_ATTEMPTS 16
+
 static Size
 sync_entries_size(void)
 {
@@ -268,11 +271,48 @@ sync_evict_cached(uint32 hashcode)
 }
 
 /*
+ * Make room for a lock while holding no partition lock: wait for each
+ * partition in turn, starting with the lock's own, and drop the least
+ * recently used cached semaphore of the first one that has any.  For a
+ * request that sync_lock_create() refused although cached semaphores may
+ * exist: its conditional eviction skips partitions that others hold, and a
+ * reader of every partition (sync_locks, sync_holders) holds them all for
+ * a moment.  The request is then made again.  False if no partition has a
+ * cached semaphore: the table is full of live locks.
+ */
+bool
+sync_make_room(uint32 hashcode)
+{
+	int			home = sync_partition_of(hashcode);
+
+	for (int k = 0; k < SYNC_NUM_PARTITIONS; k++)
+	{
+		int			p = (home + k) % SYNC_NUM_PARTITIONS;
+		LWLock	   *partition = &SyncState->partition_locks[p].lock;
+		bool		evicted = false;
+
+		Assert(!LWLockHeldByMe(partition));
+		LWLockAcquire(partition, LW_EXCLUSIVE);
+		if (!dlist_is_empty(&SyncState->idle_locks[p]))
+		{
+			sync_lock_remove(dlist_head_element(SyncLock, idle_link,
+												&SyncState->idle_locks[p]));
+			evicted = true;
+		}
+		LWLockRelease(partition);
+		if (evicted)
+			return true;
+	}
+	return false;
+}
+
+/*
  * Find or create a lock.  Caller holds its partition lock exclusively.
  * A cached semaphore that is found comes off the idle list: the caller is
  * about to use it.  Returns NULL, without raising an error, when the table
- * is full and no cached semaphore can be evicted: the caller undoes its own
- * work first and then reports it.  A new lock has no holders, no waiters
+ * is full and no cached semaphore can be evicted without waiting: the
+ * caller undoes its own work, and then makes room with sync_make_room() and
+ * tries again, or reports it.  A new lock has no holders, no waiters
  * and no limit; the caller sets kind and limit.
  */
 SyncLock *
@@ -296,8 +336,19 @@ sync_lock_create(const SyncLockTag *tag, uint32 hashcode, bool *found)
 			return NULL;
 	}
 
-	lock = (SyncLock *) hash_search_with_hash_value(SyncLockHash, tag, hashcode,
-													HASH_ENTER_NULL, NULL);
+	/*
+	 * Our place in nlocks guarantees a free element.  But dynahash looks for
+	 * it in one of its freelists after another, and inserts and removals in
+	 * other partitions can move it to a freelist already looked at: when
+	 * the table is nearly full, a search can come back empty.  Look again.
+	 */
+	for (int attempt = 0; attempt < SYNC_HASH_ENTER_ATTEMPTS; attempt++)
+	{
+		lock = (SyncLock *) hash_search_with_hash_value(SyncLockHash, tag, hashcode,
+														HASH_ENTER_NULL, NULL);
+		if (lock != NULL)
+			break;
+	}
 	if (lock == NULL)
 	{
 		pg_atomic_fetch_sub_u32(&SyncState->nlocks, 1);

@@ -52,6 +52,13 @@
 /* The semaphores of launch plans: sem/launchplan/<project>/<domain>/<name>. */
 #define SYNC_LAUNCH_LOCK_PREFIX "sem/launchplan/"
 
+/*
+ * How often a request refused for a full lock table makes room (evicting a
+ * cached semaphore, waiting for partitions if need be) and tries again
+ * before it reports the table full.
+ */
+#define SYNC_MAKE_ROOM_ATTEMPTS	8
+
 /* Most locks one all-or-nothing request may name. */
 #define SYNC_MAX_REQUEST_LOCKS	64
 
@@ -280,6 +287,7 @@ extern int	sync_partition_of(uint32 hashcode);
 extern SyncLock *sync_lock_lookup(const SyncLockTag *tag, uint32 hashcode);
 extern SyncLock *sync_lock_create(const SyncLockTag *tag, uint32 hashcode,
 								  bool *found);
+extern bool sync_make_room(uint32 hashcode);
 extern void sync_lock_idle(SyncLock *lock);
 extern void sync_lock_uncache(SyncLock *lock);
 extern void sync_lock_remove(SyncLock *lock);
@@ -526,6 +534,15 @@ extern void sync_discard_request(AcquireRequest *req);
 extern void sync_reserve_entries(AcquireRequest *req);
 extern void sync_read_limits(AcquireRequest *req);
 extern bool sync_limits_missing(AcquireRequest *req);
+/* What sync_bind_request() returns (keyed.c adds the holder table's). */
+typedef enum SyncBindResult
+{
+	SYNC_BIND_OK = 0,
+	SYNC_BIND_TABLE_FULL,		/* no lock slot, none evictable now */
+	SYNC_BIND_NO_LIMIT,			/* a semaphore lost its sync_limit row */
+	SYNC_BIND_HOLDERS_FULL		/* keyed: no holder slot */
+} SyncBindResult;
+
 extern int	sync_bind_request(AcquireRequest *req, int32 priority,
 							  SyncScope scope, SyncEntry **first, int *failed);
 extern void sync_unbind_request(AcquireRequest *req);

@@ -9,7 +9,9 @@
 #  - neither error corrupts anything: what is held stays held and listed,
 #    freed capacity can be used again, and a refused multi-lock request
 #    leaves no lock and no entry behind (the exact remaining capacity can
-#    still be taken afterwards).
+#    still be taken afterwards);
+#  - idle (cached) semaphores make room for new locks even while readers
+#    of the whole table hold every partition.
 use strict;
 use warnings FATAL => 'all';
 
@@ -209,6 +211,57 @@ is($sa->query_safe(
 is(sq("SELECT string_agg(DISTINCT sizelimit || ':' || holders, ',') FROM sync_locks"),
 	'2:1', 'each semaphore again shows its limit of 2 and one holder');
 is($sa->query_safe('SELECT sync_release_all()'), '15', 'A releases the 15');
+
+# =============================================================================
+# 3. A nearly full table of idle semaphores never refuses a new lock
+# =============================================================================
+# Every new lock in a full table evicts the least recently used idle
+# semaphore, while other sessions create and drop locks in other partitions
+# and readers of the whole table (sync_locks, sync_holders) hold every
+# partition for a moment.  Neither may make a request fail: a lock slot the
+# request reserved is always found in the hash, and a request that cannot
+# evict without waiting waits for a partition and tries again.  A second
+# cluster with room for 2,000 locks: 8 pgbench clients take and release
+# random semaphores among 50,000 (at most 8 live at a time, every other slot
+# an idle semaphore), as session and as keyed holds, while a quarter of the
+# transactions read the whole table.
+my $ev = PostgreSQL::Test::Cluster->new('evict');
+$ev->init;
+$ev->append_conf('postgresql.conf', "shared_preload_libraries = 'syncwf'");
+$ev->append_conf('postgresql.conf', "syncwf.max_locks = 2000");
+# every statement in the log would slow the clients down ten times
+$ev->append_conf('postgresql.conf', "log_statement = none");
+$ev->start;
+$ev->safe_psql('postgres', 'CREATE EXTENSION syncwf');
+$ev->safe_psql('postgres',
+	"INSERT INTO sync_limit SELECT 'ev/' || g, 1 FROM generate_series(1, 50000) g");
+is($ev->safe_psql('postgres',
+		"SELECT count(sync_acquire('sem/ev/' || g)) FROM generate_series(1, 2000) g;
+		 SELECT sync_release_all()"),
+	"2000\n2000", 'the 2,000 lock slots are filled with idle semaphores');
+$ev->pgbench(
+	'--no-vacuum --protocol=prepared --client=8 --jobs=2 --time=10',
+	0,
+	[qr{number of failed transactions: 0 }],
+	[qr{^$}],
+	'8 clients, 10 s: no request refused for a full table while idle semaphores can make room',
+	{
+		'003_session@6' => q{\set n random(1, 50000)
+SELECT sync_acquire('sem/ev/' || :n);
+SELECT sync_release('sem/ev/' || :n);
+},
+		'003_keyed@1' => q{\set n random(1, 50000)
+SELECT status FROM sync_request('sem/ev/' || :n, 'ev/c' || :client_id);
+SELECT sync_release('sem/ev/' || :n, 'ev/c' || :client_id);
+},
+		'003_reader@1' => q{SELECT count(*) FROM sync_locks;
+SELECT count(*) FROM sync_holders;
+}
+	});
+is($ev->safe_psql('postgres',
+		"SELECT (SELECT count(*) FROM sync_holders) || ' ' || (SELECT count(*) FROM sync_state)"),
+	'0 0', 'afterwards nothing is held and no keyed row is left');
+$ev->stop;
 
 $sa->quit;
 $sw->quit;
