@@ -62,11 +62,21 @@
 
 #define SYNC_NOTIFY_CHANNEL "syncwf"
 
-/* The extension's tables in this database, looked up once. */
+/*
+ * The extension's tables in this database, looked up once and again after
+ * an invalidation of one of them.  The relcache callback only marks them
+ * for another lookup (tables_valid), it never clears them: an invalidation
+ * is processed at any catalog access (VACUUM or ANALYZE of sync_state sends
+ * one), and a lookup in progress, or a caller between two uses of these
+ * OIDs, must not see them change under it.  They change for real only when
+ * the extension is dropped and created again, which the next lookup sees.
+ */
 static Oid	state_relid = InvalidOid;
 static Oid	controller_relid = InvalidOid;
 static Oid	limit_relid = InvalidOid;
 static Oid	tables_owner = InvalidOid;
+static bool tables_valid = false;
+static uint64 tables_invalidations = 0;	/* of our tables, by the callback */
 static bool relcache_callback_registered = false;
 
 /* Set while syncwf itself writes sync_state (checked by the guard trigger). */
@@ -129,7 +139,10 @@ sync_tables_relcache_callback(Datum arg, Oid relid)
 {
 	if (relid == InvalidOid || relid == state_relid ||
 		relid == controller_relid || relid == limit_relid)
-		state_relid = InvalidOid;
+	{
+		tables_valid = false;
+		tables_invalidations++;
+	}
 	if (relid == InvalidOid || relid == layout_relid)
 		layout_relid = InvalidOid;	/* columns may have moved */
 }
@@ -156,23 +169,43 @@ sync_extension_schema(Oid extoid)
 	return nsp;
 }
 
-/* Look up the extension's tables (missing_ok: InvalidOid if not created). */
+/*
+ * Look up the extension's tables (missing_ok: InvalidOid if not created).
+ * Everything is read into locals first and published at the end; if an
+ * invalidation was processed meanwhile (by one of the catalog reads here),
+ * what was found is used, and the next call looks again.
+ */
 static void
 sync_lookup_tables(bool missing_ok)
 {
 	Oid			ext;
 	Oid			nsp;
+	Oid			state = InvalidOid;
+	Oid			controller = InvalidOid;
+	Oid			limit = InvalidOid;
 	HeapTuple	tup;
+	Oid			owner;
+	uint64		invalidations;
 
-	if (OidIsValid(state_relid))
+	if (tables_valid)
 		return;
+	if (!relcache_callback_registered)
+	{
+		CacheRegisterRelcacheCallback(sync_tables_relcache_callback, (Datum) 0);
+		relcache_callback_registered = true;
+	}
+	invalidations = tables_invalidations;
 	ext = get_extension_oid("syncwf", true);
 	nsp = OidIsValid(ext) ? sync_extension_schema(ext) : InvalidOid;
-	if (!OidIsValid(nsp) ||
-		!OidIsValid(get_relname_relid("sync_state", nsp)) ||
-		!OidIsValid(get_relname_relid("sync_controller", nsp)) ||
-		!OidIsValid(get_relname_relid("sync_limit", nsp)))
+	if (OidIsValid(nsp))
 	{
+		state = get_relname_relid("sync_state", nsp);
+		controller = get_relname_relid("sync_controller", nsp);
+		limit = get_relname_relid("sync_limit", nsp);
+	}
+	if (!OidIsValid(state) || !OidIsValid(controller) || !OidIsValid(limit))
+	{
+		state_relid = controller_relid = limit_relid = InvalidOid;
 		if (missing_ok)
 			return;
 		ereport(ERROR,
@@ -180,19 +213,17 @@ sync_lookup_tables(bool missing_ok)
 				 errmsg("the tables of extension syncwf do not exist in this database"),
 				 errhint("Run CREATE EXTENSION syncwf.")));
 	}
-	if (!relcache_callback_registered)
-	{
-		CacheRegisterRelcacheCallback(sync_tables_relcache_callback, (Datum) 0);
-		relcache_callback_registered = true;
-	}
-	controller_relid = get_relname_relid("sync_controller", nsp);
-	limit_relid = get_relname_relid("sync_limit", nsp);
-	state_relid = get_relname_relid("sync_state", nsp);
-	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(state_relid));
+	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(state));
 	if (!HeapTupleIsValid(tup))
-		elog(ERROR, "cache lookup failed for relation %u", state_relid);
-	tables_owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
+		elog(ERROR, "cache lookup failed for relation %u", state);
+	owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
 	ReleaseSysCache(tup);
+
+	controller_relid = controller;
+	limit_relid = limit;
+	state_relid = state;
+	tables_owner = owner;
+	tables_valid = (invalidations == tables_invalidations);
 }
 
 Oid
