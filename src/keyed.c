@@ -327,7 +327,7 @@ sync_keyed_report_existing(SyncEntry **existing, char **names, int nnames,
 	 */
 	for (int i = 0; i < nnames; i++)
 		if (results[i].unwritten)
-			(void) sync_state_persist_grant(&results[i].grant);
+			(void) sync_state_persist_grant(&results[i].grant, NULL);
 
 	if (resort)
 	{
@@ -1171,9 +1171,7 @@ sync_undo_op(KeyedOp *op)
 	else if (op->kind == KEYED_OP_PERSISTED)
 	{
 		/* the grant is still unwritten: have the next round look again */
-		SpinLockAcquire(&SyncState->outbox_mutex);
-		SyncState->outbox_overflow = true;
-		SpinLockRelease(&SyncState->outbox_mutex);
+		sync_outbox_rescan();
 	}
 }
 

@@ -123,6 +123,8 @@ typedef enum StatePlan
 	PLAN_SET_PRIORITY,
 	PLAN_REFRESH,
 	PLAN_PERSIST,
+	PLAN_PERSIST_SKIP_LOCKED,
+	PLAN_PERSIST_PENDING,
 	PLAN_EXPIRE,
 	PLAN_CTL_UPSERT,
 	PLAN_CTL_DELETE,
@@ -281,6 +283,19 @@ static const PlanDef plan_defs[NUM_PLANS] = {
 		"WHERE name" EQ "$1 AND workflowkey" EQ "$2 AND request_id" EQ "$6 "
 		"AND (NOT held OR token IS DISTINCT FROM $3) RETURNING controller",
 	6, {TEXTOID, TEXTOID, INT8OID, TIMESTAMPTZOID, TIMESTAMPTZOID, INT8OID}},
+	/* the worker's: a row locked by an open transaction is skipped */
+	[PLAN_PERSIST_SKIP_LOCKED] = {false,
+		"UPDATE %1$s SET held = true, token = $3, granted_at = $4, lease_expires = $5 "
+		"WHERE ctid" EQ "(SELECT ctid FROM %1$s "
+		"WHERE name" EQ "$1 AND workflowkey" EQ "$2 AND request_id" EQ "$6 "
+		"AND (NOT held OR token IS DISTINCT FROM $3) FOR UPDATE SKIP LOCKED) "
+		"RETURNING controller",
+	6, {TEXTOID, TEXTOID, INT8OID, TIMESTAMPTZOID, TIMESTAMPTZOID, INT8OID}},
+	/* ... and whether it was: the row is there but was not written */
+	[PLAN_PERSIST_PENDING] = {false,
+		"SELECT 1 FROM %s WHERE name" EQ "$1 AND workflowkey" EQ "$2 AND request_id" EQ "$3 "
+		"AND (NOT held OR token IS DISTINCT FROM $4)",
+	4, {TEXTOID, TEXTOID, INT8OID, INT8OID}},
 	/* a row locked by an open transaction is skipped, not waited for */
 	[PLAN_EXPIRE] = {false,
 		"DELETE FROM %1$s WHERE ctid" EQ "(SELECT ctid FROM %1$s "
@@ -808,10 +823,14 @@ sync_state_notify(const char *event, const char *name, const char *holder,
 /*
  * Write one grant of a pending entry to sync_state and announce it, in the
  * current transaction; false if the entry has moved on or the row already
- * says so.
+ * says so.  With 'skipped' (the worker, sync_reconcile()), a row that an
+ * open transaction has locked is not waited for: *skipped is set, and the
+ * grant is written by a later round.  The worker never waits for a row
+ * lock, so it can never be part of a deadlock, nor be held up by one
+ * session's open transaction while other hand-offs wait to be announced.
  */
 bool
-sync_state_persist_grant(SyncOutboxItem *item)
+sync_state_persist_grant(SyncOutboxItem *item, bool *skipped)
 {
 	SyncStateRow row;
 	Datum		values[6];
@@ -829,8 +848,15 @@ sync_state_persist_grant(SyncOutboxItem *item)
 	else
 		nulls[4] = 'n';
 	values[5] = Int64GetDatum(row.request_id);
-	if (sync_exec(PLAN_PERSIST, values, nulls, NULL, NULL) == 0)
+	if (sync_exec(skipped ? PLAN_PERSIST_SKIP_LOCKED : PLAN_PERSIST,
+				  values, nulls, NULL, NULL) == 0)
+	{
+		Datum		check[4] = {values[0], values[1], values[5], values[2]};
+
+		if (skipped && sync_exec(PLAN_PERSIST_PENDING, check, NULL, NULL, NULL) > 0)
+			*skipped = true;
 		return false;
+	}
 	sync_state_notify("granted", row.name, row.holder, row.token,
 					  row.controller, NULL);
 	/* an execution waiting for a launch plan slot is QUEUED now */
@@ -843,10 +869,12 @@ sync_state_persist_grant(SyncOutboxItem *item)
 /*
  * Write the grants the outbox holds (or, after an overflow or at the first
  * round of a process, every unwritten grant) to sync_state and announce
- * them.  Returns how many were written.
+ * them.  Returns how many were written.  Sets *retry when a row was locked
+ * by an open transaction: the next round looks at every unwritten grant
+ * again, and should not wait long.
  */
 int
-sync_state_persist_grants(void)
+sync_state_persist_grants(bool *retry)
 {
 	static bool scanned = false;
 	bool		overflow;
@@ -859,9 +887,12 @@ sync_state_persist_grants(void)
 		items = sync_keyed_unpersisted();
 		scanned = true;
 	}
+	*retry = false;
 	foreach(lc, items)
-		if (sync_state_persist_grant((SyncOutboxItem *) lfirst(lc)))
+		if (sync_state_persist_grant((SyncOutboxItem *) lfirst(lc), retry))
 			n++;
+	if (*retry)
+		sync_outbox_rescan();
 	return n;
 }
 

@@ -435,8 +435,8 @@ extern void sync_state_set_admit_limit(const char *name, const char *holder,
 									   int32 limit);
 extern TimestampTz sync_state_refresh(const char *name, const char *holder,
 									  int64 lease_us, bool *found);
-extern bool sync_state_persist_grant(SyncOutboxItem *item);
-extern int	sync_state_persist_grants(void);
+extern bool sync_state_persist_grant(SyncOutboxItem *item, bool *skipped);
+extern int	sync_state_persist_grants(bool *retry);
 extern int	sync_state_expire_leases(List *expired);
 extern List *sync_state_read_all(List **controllers);
 extern void sync_state_notify(const char *event, const char *name,
@@ -485,6 +485,7 @@ extern TimestampTz sync_controllers_check(TimestampTz now);
 extern void sync_worker_register(void);
 extern void sync_worker_wake(void);
 extern void sync_outbox_push(SyncEntry *entry);
+extern void sync_outbox_rescan(void);
 extern List *sync_outbox_drain(bool *overflow);
 extern int	sync_reconcile_round(TimestampTz *next_wake);
 extern void sync_lease_scheduled(TimestampTz expires);

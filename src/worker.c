@@ -11,6 +11,8 @@
  *	   100 ms later);
  *	2. writes every grant in the outbox (pending entries granted because
  *	   someone else's release committed) to sync_state and sends its NOTIFY;
+ *	   a row that an open transaction has locked is skipped, never waited
+ *	   for, and written by a round 100 ms later;
  *	3. releases holds whose lease has expired (their rows are deleted; the
  *	   trigger announces "lost" and hands the slot on at commit);
  *	4. turns controllers without a recent heartbeat inactive;
@@ -93,6 +95,18 @@ sync_outbox_push(SyncEntry *entry)
 	sync_worker_wake();
 }
 
+/*
+ * Have the next round look at every unwritten grant, not only the outbox's
+ * (a grant whose writing was skipped or rolled back).  Never fails.
+ */
+void
+sync_outbox_rescan(void)
+{
+	SpinLockAcquire(&SyncState->outbox_mutex);
+	SyncState->outbox_overflow = true;
+	SpinLockRelease(&SyncState->outbox_mutex);
+}
+
 /* Take everything out of the outbox; *overflow: items were dropped. */
 List *
 sync_outbox_drain(bool *overflow)
@@ -159,6 +173,7 @@ sync_reconcile_round(TimestampTz *next_wake)
 	TimestampTz next = DT_NOEND;
 	TimestampTz next_ctl;
 	uint64		lease_due;
+	bool		persist_retry;
 
 	if (next_wake)
 		*next_wake = DT_NOEND;
@@ -173,7 +188,7 @@ sync_reconcile_round(TimestampTz *next_wake)
 	if (!OidIsValid(sync_state_relid(true)))
 		return 0;
 
-	n += sync_state_persist_grants();
+	n += sync_state_persist_grants(&persist_retry);
 
 	now = GetCurrentTimestamp();
 	lease_due = pg_atomic_read_u64(&SyncState->next_lease_expiry);
@@ -218,6 +233,9 @@ sync_reconcile_round(TimestampTz *next_wake)
 	next = Min(next_ctl, (TimestampTz) Min(lease_due, (uint64) DT_NOEND));
 	next = Min(next, (TimestampTz) Min(pg_atomic_read_u64(&SyncState->launch_deadline),
 									   (uint64) DT_NOEND));
+	/* a grant whose row an open transaction had locked: look again soon */
+	if (persist_retry)
+		next = Min(next, now + USECS_PER_SEC / 10);
 	if (next_wake)
 		*next_wake = next;
 	return n;

@@ -9,6 +9,9 @@
 #    announces it with NOTIFY "granted" (JSON payload: event, lock, holder,
 #    token, controller), sent from the worker's pid, with nobody calling
 #    sync_reconcile();
+#  - a row that an open transaction has locked does not hold the worker up:
+#    other grants are written and announced meanwhile, the locked one soon
+#    after the lock goes away;
 #  - a hold with a 1 s lease is released by the server within 1 s of its
 #    expiry: a LISTEN connection gets "lost" and then "granted" for the next
 #    holder (new, larger token) no later than expiry + 1 s; sync_state agrees;
@@ -222,6 +225,47 @@ is(sq("SELECT ${tok_two}::bigint > ${tok_one}::bigint AND sync_is_held('mtx/w/h'
 	't', "hand-off: the new token is larger than wf/one's, and current");
 is(scalar(events_like($l, holder => 'wf/one')), 0, 'hand-off: nothing is announced for an immediate grant or a release');
 sq("SELECT sync_release('mtx/w/h', 'wf/two')");
+
+# --- a row locked by an open transaction does not hold the worker up ---------
+# wf/lk requests mtx/w/l1 and mtx/w/l2 together, pending behind wf/b1 (on
+# l2); wf/c is pending on mtx/w/c behind wf/b2.  Another session locks
+# wf/lk's row of mtx/w/l1 and keeps its transaction open.  Both blockers
+# release: the worker writes and announces wf/c's grant and wf/lk's row of
+# mtx/w/l2 at once, skips the locked row instead of waiting for it, and
+# writes it soon after the lock goes away.
+is(sq(q{
+	SELECT string_agg(holder || ':' || status, ',' ORDER BY o) FROM (
+	  SELECT 1 AS o, 'wf/b1' AS holder, status FROM sync_request('mtx/w/l2', 'wf/b1')
+	  UNION ALL SELECT 2, 'wf/b2', status FROM sync_request('mtx/w/c', 'wf/b2')
+	  UNION ALL SELECT 3, 'wf/c', status FROM sync_request('mtx/w/c', 'wf/c')
+	  UNION ALL SELECT 4, 'wf/lk', string_agg(DISTINCT status, '+')
+	              FROM sync_request(ARRAY['mtx/w/l1', 'mtx/w/l2'], 'wf/lk')) s}),
+	'wf/b1:held,wf/b2:held,wf/c:pending,wf/lk:pending',
+	'locked row: wf/c and wf/lk (two locks) are pending behind wf/b2 and wf/b1');
+my $locker = $node->background_psql('syncdb');
+$locker->query_safe('BEGIN');
+is($locker->query_safe(
+		"SELECT name FROM sync_state WHERE name = 'mtx/w/l1' AND workflowkey = 'wf/lk' FOR UPDATE"),
+	'mtx/w/l1', "locked row: another transaction locks wf/lk's row of mtx/w/l1 and stays open");
+sq("SELECT sync_release('mtx/w/l2', 'wf/b1'), sync_release('mtx/w/c', 'wf/b2')");
+$ev = wait_event($l, 5, undef, event => 'granted', holder => 'wf/c');
+ok($ev, 'locked row: the grant of wf/c is written and announced meanwhile')
+  or diag(describe_events($l));
+ok(wait_event($l, 5, undef, event => 'granted', holder => 'wf/lk', lock => 'mtx/w/l2'),
+	"locked row: so is wf/lk's grant of mtx/w/l2, whose row is not locked");
+is(sq("SELECT held FROM sync_state WHERE name = 'mtx/w/l1' AND workflowkey = 'wf/lk'"),
+	'f', 'locked row: the locked row is left as it was');
+is($node->safe_psql('postgres',
+		"SELECT coalesce(wait_event_type, '') <> 'Lock' FROM pg_stat_activity WHERE pid = $wpid"),
+	't', 'locked row: the worker does not wait for the row lock');
+$locker->query_safe('COMMIT');
+$locker->quit;
+ok(wait_event($l, 5, undef, event => 'granted', holder => 'wf/lk', lock => 'mtx/w/l1'),
+	'locked row: once the lock is gone, the skipped grant is written and announced');
+is(sq("SELECT string_agg(name || ':' || held, ',' ORDER BY name) FROM sync_state WHERE workflowkey = 'wf/lk'"),
+	'mtx/w/l1:true,mtx/w/l2:true', 'locked row: sync_state says wf/lk holds both');
+is(sq("SELECT sync_release_holder('wf/lk') + sync_release_holder('wf/c')"), '3',
+	'locked row: wf/lk and wf/c release their 3 holds');
 
 # --- lease expiry ------------------------------------------------------------------
 $r = sq(q{
