@@ -238,7 +238,7 @@ CREATE TRIGGER sync_controller_truncated
     FOR EACH STATEMENT EXECUTE FUNCTION sync_controller_changed();
 
 CREATE FUNCTION sync_request(lock_name text, holder text,
-                             priority integer DEFAULT NULL,
+                             priority integer DEFAULT 0,
                              controller text DEFAULT NULL,
                              lease interval DEFAULT NULL,
                              queued_at timestamptz DEFAULT NULL)
@@ -247,7 +247,7 @@ AS 'MODULE_PATHNAME', 'sync_request'
 LANGUAGE C VOLATILE PARALLEL UNSAFE ROWS 1;
 
 CREATE FUNCTION sync_request(lock_names text[], holder text,
-                             priority integer DEFAULT NULL,
+                             priority integer DEFAULT 0,
                              controller text DEFAULT NULL,
                              lease interval DEFAULT NULL,
                              queued_at timestamptz DEFAULT NULL)

@@ -43,8 +43,10 @@ SELECT count(*) AS limits FROM sync_limit;
 SELECT count(*) AS locks FROM sync_locks;
 SELECT count(*) AS holders FROM sync_holders;
 SELECT count(*) AS waiters FROM sync_waiters;
--- the GUCs: integers, both need a restart
-SELECT name, vartype, min_val, max_val, context
+-- the GUCs: type, unit, built-in default (boot_val, whatever this instance's
+-- configuration sets), range, and whether a restart (postmaster) or a
+-- reload (sighup) applies them; README's Configuration table documents each
+SELECT name, vartype, unit, boot_val, min_val, max_val, context
   FROM pg_settings WHERE name LIKE 'syncwf.%' ORDER BY name;
 -- Errors show message, detail and hint; the SQLSTATE is echoed after each
 -- (VERBOSITY verbose would add LOCATION lines with source line numbers).

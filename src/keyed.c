@@ -304,6 +304,21 @@ sync_keyed_report_existing(SyncEntry **existing, char **names, int nnames,
 	SyncEntry  *first = existing[0];
 	uint64		request_id = first->request_id;
 	Oid			owner = first->owner;
+	bool		resorted = false;
+	int32		resorted_to = 0;
+	ListCell   *lc;
+
+	/* a re-sort this transaction made applies at commit: it counts already */
+	foreach(lc, keyed_ops)
+	{
+		KeyedOp    *op = (KeyedOp *) lfirst(lc);
+
+		if (op->kind == KEYED_OP_RESORT && op->request_id == request_id)
+		{
+			resorted = true;
+			resorted_to = op->priority;
+		}
+	}
 
 	for (int i = 0; i < nnames; i++)
 	{
@@ -311,8 +326,10 @@ sync_keyed_report_existing(SyncEntry **existing, char **names, int nnames,
 
 		LWLockAcquire(partition, LW_SHARED);
 		sync_keyed_fill_result(existing[i], &results[i]);
+		if (resorted)
+			results[i].priority = resorted_to;
 		if (has_priority && existing[i]->state != SYNC_ENTRY_HELD &&
-			existing[i]->priority != priority)
+			results[i].priority != priority)
 			resort = true;
 		LWLockRelease(partition);
 	}

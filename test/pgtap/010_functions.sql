@@ -35,10 +35,10 @@ INSERT INTO api VALUES
   -- keyed holds
   ('sync_request',          '{text,text,integer,text,interval,"timestamp with time zone"}',
    'setof record',
-   'lock_name text, holder text, priority integer DEFAULT NULL::integer, controller text DEFAULT NULL::text, lease interval DEFAULT NULL::interval, queued_at timestamp with time zone DEFAULT NULL::timestamp with time zone'),
+   'lock_name text, holder text, priority integer DEFAULT 0, controller text DEFAULT NULL::text, lease interval DEFAULT NULL::interval, queued_at timestamp with time zone DEFAULT NULL::timestamp with time zone'),
   ('sync_request',          '{text[],text,integer,text,interval,"timestamp with time zone"}',
    'setof record',
-   'lock_names text[], holder text, priority integer DEFAULT NULL::integer, controller text DEFAULT NULL::text, lease interval DEFAULT NULL::interval, queued_at timestamp with time zone DEFAULT NULL::timestamp with time zone'),
+   'lock_names text[], holder text, priority integer DEFAULT 0, controller text DEFAULT NULL::text, lease interval DEFAULT NULL::interval, queued_at timestamp with time zone DEFAULT NULL::timestamp with time zone'),
   ('sync_release',          '{text,text}',               'boolean',
    'lock_name text, holder text'),
   ('sync_release_holder',   '{text}',                    'integer',

@@ -33,7 +33,7 @@ $$;
 DELETE FROM sync_controller WHERE controller = 'tap_kc/ctl';   -- inactive at commit
 
 BEGIN;
-SELECT plan(217);
+SELECT plan(221);
 
 -- What sync_request returned, by tag.
 CREATE TEMP TABLE tap_kc_r (tag text PRIMARY KEY, status text, token bigint, queue_position integer);
@@ -186,6 +186,14 @@ SELECT results_eq(
     'sync_request of a pending entry with a new priority still reports it pending');
 SELECT is((SELECT priority FROM sync_state WHERE workflowkey = 'tap_kc/h3'), 7,
           'the new priority is written to sync_state');
+SELECT is((SELECT status FROM sync_request('mtx/tap_kc/a', 'tap_kc/h3', NULL)), 'pending',
+          'sync_request with a NULL priority reports the pending entry');
+SELECT is((SELECT priority FROM sync_state WHERE workflowkey = 'tap_kc/h3'), 7,
+          'a NULL priority keeps the current one');
+SELECT is((SELECT status FROM sync_request('mtx/tap_kc/a', 'tap_kc/h3')), 'pending',
+          'sync_request without a priority reports the pending entry');
+SELECT is((SELECT priority FROM sync_state WHERE workflowkey = 'tap_kc/h3'), 0,
+          'without a priority the default, 0, is a new priority for it: written to sync_state');
 
 -- what sync_state and the views say
 SELECT results_eq(
