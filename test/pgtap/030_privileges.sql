@@ -5,10 +5,16 @@
 -- Limits take effect when they commit, and this file is one transaction
 -- that rolls back: the semaphores it uses get committed rows first, removed
 -- again at the end.
+-- Session holds can only be released from their own session, whatever the
+-- role: a second session (through dblink) takes a hold that this session,
+-- as the same role and as a superuser, must fail to release.  That session
+-- logs in as a role committed here (a role created in the transaction below
+-- would be invisible to it), dropped again at the end.
 INSERT INTO sync_limit VALUES ('tap_priv/s', 2);
+CREATE ROLE tap_syncwf_login LOGIN;
 
 BEGIN;
-SELECT plan(43);
+SELECT plan(58);
 
 CREATE ROLE tap_syncwf_user NOLOGIN;
 CREATE ROLE tap_syncwf_admin NOLOGIN IN ROLE syncwf_admin;
@@ -90,8 +96,62 @@ SELECT lives_ok($$TRUNCATE sync_limit$$, 'syncwf_admin member: TRUNCATE sync_lim
 SELECT is_empty($$SELECT * FROM sync_limit$$, 'syncwf_admin member: the TRUNCATE took effect');
 RESET ROLE;
 
+-- Another session's hold -------------------------------------------------------
+CREATE EXTENSION IF NOT EXISTS dblink;
+SELECT is(dblink_connect('tap_priv_peer',
+              format('host=''%s'' port=%s dbname=''%s'' user=tap_syncwf_login application_name=tap_priv_peer',
+                     split_part(current_setting('unix_socket_directories'), ',', 1),
+                     current_setting('port'), current_database())),
+          'OK', 'a second session connects through dblink');
+SELECT is((SELECT u FROM dblink('tap_priv_peer', 'SELECT current_user::text') AS r(u text)),
+          'tap_syncwf_login', 'the second session runs as the login role tap_syncwf_login');
+CREATE TEMP TABLE tap_priv_peer AS
+    SELECT pid, token
+      FROM dblink('tap_priv_peer', $$SELECT pg_backend_pid(), sync_acquire('mtx/tap_priv/peer')$$)
+           AS r(pid integer, token bigint);
+GRANT SELECT ON tap_priv_peer TO tap_syncwf_login;
+SELECT isnt((SELECT token FROM tap_priv_peer), NULL,
+            'the second session takes a session hold of mtx/tap_priv/peer with sync_acquire');
+SELECT results_eq(
+    $$SELECT pid, scope, token FROM sync_holders WHERE lock_name = 'mtx/tap_priv/peer'$$,
+    $$SELECT pid, 'session'::text, token FROM tap_priv_peer$$,
+    'sync_holders shows the second session''s pid holding mtx/tap_priv/peer in session scope');
+
+SET LOCAL client_min_messages = error;   -- sync_release warns about what is not held
+SET ROLE tap_syncwf_login;
+SELECT is(current_user::text, 'tap_syncwf_login', 'now acting as the role of the second session');
+SELECT is(sync_release('mtx/tap_priv/peer'), false,
+          'same role, another session: sync_release of the other session''s hold returns false');
+SELECT is(sync_release_all(), 0,
+          'same role, another session: sync_release_all releases none of the other session''s holds');
+SELECT results_eq(
+    $$SELECT pid, scope, token FROM sync_holders WHERE lock_name = 'mtx/tap_priv/peer'$$,
+    $$SELECT pid, 'session'::text, token FROM tap_priv_peer$$,
+    'same role, another session: the second session still holds mtx/tap_priv/peer with its token');
+RESET ROLE;
+
+SELECT is((SELECT rolsuper FROM pg_roles WHERE rolname = current_user), true,
+          'now acting as a superuser');
+SELECT is(sync_release('mtx/tap_priv/peer'), false,
+          'superuser: sync_release of another session''s hold returns false');
+SELECT is(sync_release_all(), 0,
+          'superuser: sync_release_all releases none of another session''s holds');
+SELECT results_eq(
+    $$SELECT pid, scope, token FROM sync_holders WHERE lock_name = 'mtx/tap_priv/peer'$$,
+    $$SELECT pid, 'session'::text, token FROM tap_priv_peer$$,
+    'superuser: the second session still holds mtx/tap_priv/peer with its token');
+RESET client_min_messages;
+
+SELECT is((SELECT released FROM dblink('tap_priv_peer', $$SELECT sync_release('mtx/tap_priv/peer')$$)
+                                 AS r(released boolean)),
+          true, 'the second session releases its own hold with sync_release');
+SELECT is_empty($$SELECT * FROM sync_holders WHERE lock_name = 'mtx/tap_priv/peer'$$,
+                'once its own session released it, nobody holds mtx/tap_priv/peer');
+SELECT is(dblink_disconnect('tap_priv_peer'), 'OK', 'the second session disconnects');
+
 SELECT is(sync_release_all(), 0, 'nothing of this file is still held');
 SELECT * FROM finish();
 ROLLBACK;
 
 DELETE FROM sync_limit WHERE name LIKE 'tap_priv/%';
+DROP ROLE tap_syncwf_login;
