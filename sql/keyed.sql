@@ -321,6 +321,19 @@ SELECT * FROM pg_temp.holders WHERE lock_name = 'sem/kd/shared';
 SELECT sync_try_acquire('sem/kd/shared') IS NULL AS session_not_granted;
 SELECT sync_release_holder('ns/k1') + sync_release_holder('ns/k3') AS released;
 SELECT count(*) AS live FROM sync_locks WHERE lock_name = 'sem/kd/shared';
+-- so do transaction-scope holds: with a keyed hold and a transaction's hold
+-- the semaphore is full, a keyed request queues behind them, and the end of
+-- the transaction hands its slot to that request
+SELECT status FROM sync_request('sem/kd/shared', 'ns/k4');
+BEGIN;
+SELECT sync_try_acquire_xact('sem/kd/shared') > 0 AS xact_granted;
+SELECT status, queue_position FROM sync_request('sem/kd/shared', 'ns/k5');
+SELECT scope, holder FROM sync_holders WHERE lock_name = 'sem/kd/shared' ORDER BY scope, holder;
+COMMIT;
+SELECT pg_temp.settle() AS settled;
+SELECT scope, holder FROM sync_holders WHERE lock_name = 'sem/kd/shared' ORDER BY scope, holder;
+SELECT workflowkey, held FROM sync_state WHERE name = 'sem/kd/shared' ORDER BY workflowkey;
+SELECT sync_release_holder('ns/k4') + sync_release_holder('ns/k5') AS released;
 
 --
 -- Transactions: a request or release that rolls back leaves no trace.
