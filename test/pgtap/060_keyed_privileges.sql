@@ -6,9 +6,11 @@
 -- tables by hand.  Checked in the catalogs and by acting as roles created
 -- (and rolled back) in this transaction.  Keyed requests, releases and
 -- heartbeats are transactional, so the final ROLLBACK leaves no trace of
--- them, in the tables or in shared memory.
+-- them, in the tables or in shared memory.  A hostile search_path (a
+-- temporary sync_state, a failing = and clock_timestamp() ahead of
+-- pg_catalog) does not reach syncwf's own statements.
 BEGIN;
-SELECT plan(109);
+SELECT plan(112);
 
 CREATE ROLE tap_kp_user NOLOGIN;            -- an ordinary role
 CREATE ROLE tap_kp_other NOLOGIN;           -- another ordinary role
@@ -307,6 +309,65 @@ SELECT throws_ok(
     '0A000', NULL, 'the owner: INSERT INTO sync_state is refused (0A000)');
 SELECT throws_ok($$UPDATE sync_state SET priority = 9 WHERE workflowkey = 'tap_kp/other1'$$, '0A000', NULL,
                  'the owner: UPDATE sync_state is refused (0A000)');
+
+-- A hostile search_path changes nothing ------------------------------------------
+-- syncwf's own statements name their tables, functions and operators with
+-- their schemas.  A temporary table sync_state (pg_temp is searched first),
+-- and a clock_timestamp() and a text = operator that fail, in a schema
+-- searched before pg_catalog, are never used by any keyed call.  The calls'
+-- results are kept in a table and checked after the search_path is reset
+-- (pgTAP's own functions would use the failing operator).
+CREATE SCHEMA tap_kp_evil;
+CREATE FUNCTION tap_kp_evil.clock_timestamp() RETURNS timestamptz LANGUAGE plpgsql
+    AS $$BEGIN RAISE EXCEPTION 'tap_kp_evil.clock_timestamp() was called'; END$$;
+CREATE FUNCTION tap_kp_evil.text_eq(text, text) RETURNS boolean LANGUAGE plpgsql
+    AS $$BEGIN RAISE EXCEPTION 'tap_kp_evil.= was called'; END$$;
+CREATE OPERATOR tap_kp_evil.= (LEFTARG = text, RIGHTARG = text, FUNCTION = tap_kp_evil.text_eq);
+CREATE TEMP TABLE sync_state (name text, workflowkey text, held boolean);
+CREATE TEMP TABLE tap_kp_sp (step int, result text);
+SET LOCAL search_path = tap_kp_evil, pg_catalog, public;
+-- the traps work: an unqualified = or clock_timestamp() here fails
+DO $$
+BEGIN
+    BEGIN
+        PERFORM 'a'::text = 'a'::text;
+    EXCEPTION WHEN raise_exception THEN
+        INSERT INTO pg_temp.tap_kp_sp VALUES (-1, 'trapped =');
+    END;
+    BEGIN
+        PERFORM clock_timestamp();
+    EXCEPTION WHEN raise_exception THEN
+        INSERT INTO pg_temp.tap_kp_sp VALUES (0, 'trapped clock_timestamp()');
+    END;
+END $$;
+INSERT INTO pg_temp.tap_kp_sp
+    SELECT 1, status FROM public.sync_request('mtx/tap_kp/sp', 'tap_kp/sp1', 0, 'tap_kp_ctl', '1 hour');
+INSERT INTO pg_temp.tap_kp_sp
+    SELECT 2, status FROM public.sync_request('mtx/tap_kp/sp', 'tap_kp/sp2', 3);
+INSERT INTO pg_temp.tap_kp_sp
+    SELECT 3, status FROM public.sync_request('mtx/tap_kp/sp', 'tap_kp/sp2', 4);
+INSERT INTO pg_temp.tap_kp_sp
+    SELECT 4, (public.sync_refresh('mtx/tap_kp/sp', 'tap_kp/sp1') > pg_catalog.now())::text;
+INSERT INTO pg_temp.tap_kp_sp
+    SELECT 5, (public.sync_heartbeat('tap_kp_ctl') IS NOT NULL)::text;
+INSERT INTO pg_temp.tap_kp_sp
+    SELECT 6, public.sync_is_held('mtx/tap_kp/sp', 'tap_kp/sp1')::text;
+INSERT INTO pg_temp.tap_kp_sp
+    SELECT 7, public.sync_release('mtx/tap_kp/sp', 'tap_kp/sp1')::text;
+INSERT INTO pg_temp.tap_kp_sp
+    SELECT 8, public.sync_release_holder('tap_kp/sp2')::text;
+RESET search_path;
+SELECT results_eq(
+    $$SELECT step, result FROM pg_temp.tap_kp_sp ORDER BY step$$,
+    $$VALUES (-1, 'trapped ='), (0, 'trapped clock_timestamp()'),
+             (1, 'held'), (2, 'pending'), (3, 'pending'), (4, 'true'), (5, 'true'),
+             (6, 'true'), (7, 'true'), (8, '1')$$,
+    'hostile search_path: request, re-sort, refresh, heartbeat, is_held, release and release_holder work as usual');
+SELECT is_empty($$SELECT * FROM pg_temp.sync_state$$,
+                'hostile search_path: the temporary sync_state was never written');
+DROP TABLE pg_temp.sync_state;
+SELECT is_empty($$SELECT * FROM sync_state WHERE workflowkey LIKE 'tap_kp/sp%'$$,
+                'hostile search_path: the requests went to syncwf''s sync_state and were released from it');
 
 -- What is left: other1 (tap_kp_other), member1 (tap_kp_member).
 SELECT results_eq(
