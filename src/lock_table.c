@@ -231,14 +231,15 @@ sync_lock_uncache(SyncLock *lock)
 }
 
 /*
- * Make room for one lock by dropping the least recently used cached
- * semaphore of some partition.  Partitions this backend holds exclusively
- * are used as they are; others are only tried with a conditional acquire,
- * which cannot deadlock whatever else we hold.  False if nothing could be
- * evicted.
+ * Drop the least recently used cached semaphore of some partition, trying
+ * the partitions in turn from the one of 'hashcode'.  Without 'wait',
+ * partitions this backend holds exclusively are used as they are and others
+ * are only tried with a conditional acquire, which cannot deadlock whatever
+ * else we hold.  With 'wait' (the caller holds no partition), each one is
+ * waited for.  False if nothing could be evicted.
  */
 static bool
-sync_evict_cached(uint32 hashcode)
+sync_evict_lru(uint32 hashcode, bool wait)
 {
 	int			home = sync_partition_of(hashcode);
 
@@ -249,7 +250,13 @@ sync_evict_cached(uint32 hashcode)
 		bool		acquired = false;
 		bool		evicted = false;
 
-		if (!LWLockHeldByMeInMode(partition, LW_EXCLUSIVE))
+		if (wait)
+		{
+			Assert(!LWLockHeldByMe(partition));
+			LWLockAcquire(partition, LW_EXCLUSIVE);
+			acquired = true;
+		}
+		else if (!LWLockHeldByMeInMode(partition, LW_EXCLUSIVE))
 		{
 			if (LWLockHeldByMe(partition) ||
 				!LWLockConditionalAcquire(partition, LW_EXCLUSIVE))
@@ -283,27 +290,7 @@ sync_evict_cached(uint32 hashcode)
 bool
 sync_make_room(uint32 hashcode)
 {
-	int			home = sync_partition_of(hashcode);
-
-	for (int k = 0; k < SYNC_NUM_PARTITIONS; k++)
-	{
-		int			p = (home + k) % SYNC_NUM_PARTITIONS;
-		LWLock	   *partition = &SyncState->partition_locks[p].lock;
-		bool		evicted = false;
-
-		Assert(!LWLockHeldByMe(partition));
-		LWLockAcquire(partition, LW_EXCLUSIVE);
-		if (!dlist_is_empty(&SyncState->idle_locks[p]))
-		{
-			sync_lock_remove(dlist_head_element(SyncLock, idle_link,
-												&SyncState->idle_locks[p]));
-			evicted = true;
-		}
-		LWLockRelease(partition);
-		if (evicted)
-			return true;
-	}
-	return false;
+	return sync_evict_lru(hashcode, true);
 }
 
 /*
@@ -332,7 +319,7 @@ sync_lock_create(const SyncLockTag *tag, uint32 hashcode, bool *found)
 	while (pg_atomic_fetch_add_u32(&SyncState->nlocks, 1) >= (uint32) sync_max_locks)
 	{
 		pg_atomic_fetch_sub_u32(&SyncState->nlocks, 1);
-		if (!sync_evict_cached(hashcode))
+		if (!sync_evict_lru(hashcode, false))
 			return NULL;
 	}
 
