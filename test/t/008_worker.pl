@@ -19,8 +19,18 @@
 #    over within timeout + 1 s (the entry of another controller behind them
 #    is granted), its held entries stay held, and its pending entries regain
 #    their place when it heartbeats again;
+#  - a lease still runs out on a hold of an inactive controller: the server
+#    releases it within 1 s of its expiry ("lost", reason "lease expired",
+#    then "granted" for the next holder), while the controller's hold
+#    without a lease stays held and its pending entry stays passed over;
 #  - SIGHUP: a new syncwf.inactive_controller_timeout set by ALTER SYSTEM +
 #    pg_reload_conf() takes effect in the worker (larger, then smaller);
+#  - a raised limit: UPDATE sync_limit SET sizelimit = 2 grants the request
+#    pending on the full semaphore when it commits (not before), and the
+#    worker writes the grant and announces it with NOTIFY "granted";
+#  - with nothing to do (no keyed entry, no controller, so no lease or
+#    controller deadline) the worker sleeps: over 3 s it runs no round and
+#    uses at most 2 clock ticks of CPU (/proc/<pid>/stat utime + stime);
 #  - in another database the keyed functions fail with SQLSTATE 55000 and a
 #    hint naming syncwf.database, while session locks work there;
 #  - pg_terminate_backend of the worker: the postmaster starts a new one
@@ -32,11 +42,20 @@
 # Node "cron" (syncwf.enable_worker = off, shared_preload_libraries =
 # 'syncwf,pg_cron'): the idle worker writes and announces nothing (a
 # hand-off leaves sync_state.held false), SELECT sync_reconcile() does it,
-# and so does a pg_cron job calling it.  pg_cron 1.5+ accepts '1 seconds';
-# with an older pg_cron (Debian's postgresql-15-cron is 1.4) the schedule is
-# '* * * * *', so the cron node is set up first and checked last, and the
-# next full minute passes while the worker node's tests run.  Turning the
-# worker on with ALTER SYSTEM + pg_reload_conf() makes it catch up.
+# and so does a pg_cron job calling it.  sync_reconcile() also does the
+# rest of a round (with syncwf.inactive_controller_timeout lowered to 1 s
+# for the test, then reset): an expired lease is left alone until it runs,
+# then its hold is released ("lost" from the calling backend) and the next
+# holder's grant is written and announced (by the next call, as for any
+# hand-off); a controller silent for longer than the timeout stays active
+# until it runs, then its pending entry is passed over and the entry of
+# another controller behind it is granted when the lock is released.
+# These run before the pg_cron job is scheduled.  pg_cron 1.5+ accepts
+# '1 seconds'; with an older pg_cron (Debian's postgresql-15-cron is 1.4)
+# the schedule is '* * * * *', so the cron node is set up first and checked
+# last, and the next full minute passes while the worker node's tests run.
+# Turning the worker on with ALTER SYSTEM + pg_reload_conf() makes it catch
+# up.
 #
 # All times compared are the server's clock (clock_timestamp(), sync_state
 # timestamps, sync_heartbeat()), as seconds since the epoch.
@@ -154,6 +173,88 @@ is($ev && $ev->{sender}, $reconciler_pid, '... from the backend that called it')
 is($ev && $ev->{token},
 	cq("SELECT token FROM sync_state WHERE name = 'mtx/c/a' AND workflowkey = 'c/two'"),
 	'... with the token in sync_state');
+
+# sync_reconcile() does the rest of a round as well: lease expiry and
+# controller staleness.  This runs before the pg_cron job is scheduled, so
+# every sync_reconcile() here is one of ours.  The node has the default
+# syncwf.inactive_controller_timeout (300 s): 1 s for this part.
+cq(q{ALTER SYSTEM SET syncwf.inactive_controller_timeout = 1; SELECT pg_reload_conf();});
+ok($cron->poll_query_until('postgres',
+		q{SELECT setting = '1' FROM pg_settings WHERE name = 'syncwf.inactive_controller_timeout'}),
+	'cron node: syncwf.inactive_controller_timeout lowered to 1 s (reload)');
+# c/leased holds mtx/c/l with a 1 s lease, c/after waits behind it; on
+# mtx/c/s, c/s-stale (controller c-stale) is first in line behind c/s-hold,
+# c/s-next (controller c-live) second.
+is(cq(q{
+	SELECT string_agg(status, ',' ORDER BY o) FROM (
+	  SELECT 1 AS o, status FROM sync_request('mtx/c/l', 'c/leased', lease => '1 s')
+	  UNION ALL SELECT 2, status FROM sync_request('mtx/c/l', 'c/after')
+	  UNION ALL SELECT 3, status FROM sync_request('mtx/c/s', 'c/s-hold')
+	  UNION ALL SELECT 4, status FROM sync_request('mtx/c/s', 'c/s-stale', 0, 'c-stale')
+	  UNION ALL SELECT 5, status FROM sync_request('mtx/c/s', 'c/s-next', 0, 'c-live')) s}),
+	'held,pending,held,pending,pending',
+	'cron reconcile: c/leased holds mtx/c/l (1 s lease), c/after waits; c/s-stale (c-stale) and c/s-next (c-live) wait for mtx/c/s');
+my ($c_expires, $c_hb, $c_tok) = split /\|/, cq(q{
+	SELECT extract(epoch FROM lease_expires) || '|'
+	       || (SELECT extract(epoch FROM time) FROM sync_controller WHERE controller = 'c-stale') || '|'
+	       || token
+	  FROM sync_state WHERE name = 'mtx/c/l' AND workflowkey = 'c/leased'});
+my $c_due = ($c_expires > $c_hb + 1 ? $c_expires : $c_hb + 1) + 0.3;
+my $c_now = cq('SELECT extract(epoch FROM clock_timestamp())');
+usleep(int(1e6 * ($c_due - $c_now))) if $c_due > $c_now;
+is(cq(q{
+	SELECT (SELECT held || ':' || (clock_timestamp() > lease_expires) FROM sync_state
+	         WHERE name = 'mtx/c/l' AND workflowkey = 'c/leased') || ' '
+	       || (SELECT string_agg(holder || ':' || coalesce(position::text, '-') || ':' || active, ' '
+	                             ORDER BY holder) FROM sync_waiters WHERE lock_name = 'mtx/c/s')}),
+	'true:true c/s-next:2:true c/s-stale:1:true',
+	'worker off: an expired lease and a controller silent for longer than the timeout are left as they are');
+my $rec = $cron->background_psql('postgres');
+my $rec_pid = $rec->query_safe('SELECT pg_backend_pid()');
+$rec->query_safe(q{SELECT sync_heartbeat('c-live')});
+cmp_ok($rec->query_safe('SELECT sync_reconcile()'), '>=', 1,
+	'cron reconcile: SELECT sync_reconcile() reports the expired lease as work done');
+$ev = wait_event($cl, 5, undef, event => 'lost', lock => 'mtx/c/l');
+ok($ev, 'cron reconcile: sync_reconcile() announced "lost" for the expired lease')
+  or diag(describe_events($cl));
+is(fields($ev // {}, qw(holder reason token sender)), "c/leased|lease expired|$c_tok|$rec_pid",
+	'cron reconcile: ... naming c/leased, reason "lease expired", its token, from the backend that called it');
+is(cq(q{
+	SELECT (SELECT count(*) FROM sync_state WHERE workflowkey = 'c/leased') || ' '
+	       || (SELECT string_agg(holder, ',') FROM sync_holders WHERE lock_name = 'mtx/c/l') || ' '
+	       || (SELECT string_agg(holder || ':' || coalesce(position::text, '-') || ':' || active, ' '
+	                             ORDER BY holder) FROM sync_waiters WHERE lock_name = 'mtx/c/s')}),
+	'0 c/after c/s-next:1:true c/s-stale:-:false',
+	'cron reconcile: the row of c/leased is gone and c/after holds mtx/c/l; c/s-stale is passed over (active false, no position)');
+is(cq(q{SELECT sync_release('mtx/c/s', 'c/s-hold')}), 't', 'cron reconcile: c/s-hold releases mtx/c/s');
+is(cq(q{SELECT string_agg(holder || '/' || controller, ',') FROM sync_holders WHERE lock_name = 'mtx/c/s'}),
+	'c/s-next/c-live', 'cron reconcile: mtx/c/s goes to c/s-next (c-live), not to c/s-stale of the inactive c-stale');
+# c/after was granted in shared memory when the first call committed (the
+# hand-off of the expired hold); like c/s-next's, its grant is written and
+# announced by the next call.
+cmp_ok($rec->query_safe('SELECT sync_reconcile()'), '>=', 2,
+	'cron reconcile: the next sync_reconcile() reports the two grants as work done');
+my %c_granted;
+for my $h ('c/after', 'c/s-next')
+{
+	$ev = wait_event($cl, 5, undef, event => 'granted', holder => $h);
+	ok($ev, "cron reconcile: sync_reconcile() announced the grant of $h") or diag(describe_events($cl));
+	$c_granted{$h} = fields($ev // {}, qw(lock sender token));
+}
+is(join(' ', map { "$_:$c_granted{$_}" } sort keys %c_granted),
+	cq(qq{SELECT string_agg(workflowkey || ':' || name || '|$rec_pid|' || token, ' ' ORDER BY workflowkey)
+	        FROM sync_state WHERE workflowkey IN ('c/after', 'c/s-next') AND held}),
+	'cron reconcile: both grants are written to sync_state (held), with the announced tokens, sent by the calling backend');
+is(cq(q{SELECT held || ':' || controller FROM sync_state WHERE workflowkey = 'c/s-stale'}), 'false:c-stale',
+	"cron reconcile: c/s-stale's row stays, pending");
+is(scalar(events_like($cl, holder => 'c/s-stale')), 0, 'cron reconcile: nothing is announced for c/s-stale');
+$rec->quit;
+cq(q{SELECT sync_release_holder(h) FROM unnest(ARRAY['c/after', 'c/s-next', 'c/s-stale']) h;
+     SELECT sync_forget_controller(c) FROM unnest(ARRAY['c-stale', 'c-live']) c;
+     ALTER SYSTEM RESET syncwf.inactive_controller_timeout; SELECT pg_reload_conf();});
+ok($cron->poll_query_until('postgres',
+		q{SELECT setting = '300' FROM pg_settings WHERE name = 'syncwf.inactive_controller_timeout'}),
+	'cron reconcile: the timeout is back to the default (300 s)');
 
 # The hand-off that the pg_cron job must write.
 is(cq(q{
@@ -383,6 +484,66 @@ sq(q{SELECT sync_release_holder(h) FROM unnest(ARRAY['wf/a', 'wf/c', 'wf/m', 'wf
      SELECT sync_forget_controller(c) FROM unnest(ARRAY['c1', 'c2', 'ctl-x']) c});
 is(sq('SELECT count(*) FROM sync_state'), '0', 'staleness: cleaned up');
 
+# --- a lease runs out on a hold of an inactive controller (timeout 2 s) ----------
+# c-lease holds mtx/s/q with a 3 s lease (wf/q-next waits behind it) and
+# mtx/s/k without a lease (its own wf/q-wait waits behind that, to show when
+# c-lease is inactive).  c-lease stops heartbeating and is inactive 2 s
+# later, before the lease runs out: its held entries are kept, except the
+# one whose lease expires.
+my $hb_lease = sq(q{SELECT extract(epoch FROM sync_heartbeat('c-lease'))});
+$r = sq(q{
+	SELECT string_agg(status || ':' || coalesce(token, 0), ',' ORDER BY o) FROM (
+	  SELECT 1 AS o, * FROM sync_request('mtx/s/q', 'wf/q-leased', controller => 'c-lease', lease => '3 s')
+	  UNION ALL SELECT 2, * FROM sync_request('mtx/s/q', 'wf/q-next')
+	  UNION ALL SELECT 3, * FROM sync_request('mtx/s/k', 'wf/q-kept', controller => 'c-lease')
+	  UNION ALL SELECT 4, * FROM sync_request('mtx/s/k', 'wf/q-wait', controller => 'c-lease')) s});
+like($r, qr/^held:\d+,pending:0,held:\d+,pending:0$/,
+	'inactive lease: c-lease holds mtx/s/q (3 s lease, wf/q-next waits) and mtx/s/k (no lease, its wf/q-wait waits)');
+my ($tok_q) = $r =~ /^held:(\d+)/;
+my $expires_q = sq(q{SELECT extract(epoch FROM lease_expires) FROM sync_state WHERE workflowkey = 'wf/q-leased'});
+ok($node->poll_query_until('syncdb', q{SELECT NOT active FROM sync_waiters WHERE holder = 'wf/q-wait'}),
+	'inactive lease: c-lease goes inactive (wf/q-wait is passed over)');
+my ($t_q_inactive, $q_held) = split /\|/, sq(q{
+	SELECT extract(epoch FROM clock_timestamp()) || '|'
+	       || sync_is_held('mtx/s/q', 'wf/q-leased') || ':' || sync_is_held('mtx/s/k', 'wf/q-kept')});
+note sprintf('inactive lease: c-lease seen inactive %.3f s after its heartbeat, %.3f s before the lease expiry',
+	$t_q_inactive - $hb_lease, $expires_q - $t_q_inactive);
+cmp_ok($t_q_inactive, '<', $expires_q, 'inactive lease: ... before the lease of wf/q-leased runs out');
+is($q_held, 'true:true', 'inactive lease: both holds of c-lease are still held once it is inactive');
+$lost = wait_event($l, 5, undef, event => 'lost', lock => 'mtx/s/q');
+$granted = wait_event($l, 5, undef, event => 'granted', lock => 'mtx/s/q');
+ok($lost && $granted, 'inactive lease: the LISTEN connection receives "lost" and "granted" for mtx/s/q')
+  or diag(describe_events($l));
+$lost //= {};
+$granted //= {};
+is(fields($lost, qw(holder reason token controller)), "wf/q-leased|lease expired|$tok_q|c-lease",
+	'inactive lease: "lost" names wf/q-leased, reason "lease expired", its token, controller c-lease');
+is(fields($granted, qw(holder sender)), "wf/q-next|$wpid", 'inactive lease: "granted" names wf/q-next, sent by the worker');
+note sprintf('inactive lease: expiry to "lost" received <= %.3f s, to "granted" received <= %.3f s',
+	($lost->{seen_by} // 0) - $expires_q, ($granted->{seen_by} // 0) - $expires_q);
+cmp_ok($lost->{seen_by} // 1e12, '<=', $expires_q + 1.0,
+	'inactive lease: "lost" reaches the LISTEN connection within 1 s of the lease expiry');
+cmp_ok($granted->{seen_by} // 1e12, '<=', $expires_q + 1.0,
+	'inactive lease: "granted" reaches the LISTEN connection within 1 s of the lease expiry');
+is(sq(qq{
+	SELECT (SELECT count(*) FROM sync_state WHERE workflowkey = 'wf/q-leased') || ' '
+	       || (SELECT held || ':' || token || ':' || (granted_at >= to_timestamp($expires_q))
+	             FROM sync_state WHERE workflowkey = 'wf/q-next')}),
+	'0 true:' . ($granted->{token} // '') . ':true',
+	'inactive lease: sync_state: wf/q-leased gone, wf/q-next holds with the announced token, granted after the expiry');
+is(sq(q{
+	SELECT (SELECT held || ':' || token FROM sync_state WHERE workflowkey = 'wf/q-kept') || ' '
+	       || sync_is_held('mtx/s/k', 'wf/q-kept') || ' '
+	       || (SELECT string_agg(holder || '/' || controller, ',') FROM sync_holders WHERE lock_name = 'mtx/s/k') || ' '
+	       || (SELECT coalesce(position::text, '-') || ':' || active FROM sync_waiters WHERE holder = 'wf/q-wait')}),
+	"true:" . ($r =~ /,held:(\d+),/)[0] . " true wf/q-kept/c-lease -:false",
+	"inactive lease: c-lease's hold without a lease stays held (same token), its wf/q-wait stays passed over");
+is(scalar(events_like($l, holder => 'wf/q-kept')) + scalar(events_like($l, holder => 'wf/q-wait')), 0,
+	'inactive lease: nothing is announced for wf/q-kept or wf/q-wait');
+sq(q{SELECT sync_release_holder(h) FROM unnest(ARRAY['wf/q-next', 'wf/q-kept', 'wf/q-wait']) h;
+     SELECT sync_forget_controller('c-lease')});
+is(sq('SELECT count(*) FROM sync_state'), '0', 'inactive lease: cleaned up');
+
 # --- SIGHUP: syncwf.inactive_controller_timeout changes take effect ---------------
 is(sq(q{
 	SELECT string_agg(status, ',' ORDER BY o) FROM (
@@ -410,6 +571,78 @@ ok($node->poll_query_until('syncdb',
 		q{SELECT setting = '2' FROM pg_settings WHERE name = 'syncwf.inactive_controller_timeout'}),
 	'reload: RESET brings back the postgresql.conf value (2)');
 sq(q{SELECT sync_release_holder('wf/r-hold'), sync_release_holder('wf/r-wait'), sync_forget_controller('c3')});
+
+# --- a raised sync_limit grants, and the grant is announced ----------------------
+sq(q{INSERT INTO sync_limit (name, sizelimit) VALUES ('w/r', 1)});
+$r = sq(q{
+	SELECT string_agg(status || ':' || coalesce(token, 0), ',' ORDER BY o) FROM (
+	  SELECT 1 AS o, * FROM sync_request('sem/w/r', 'wf/s1')
+	  UNION ALL SELECT 2, * FROM sync_request('sem/w/r', 'wf/s2')) s});
+like($r, qr/^held:\d+,pending:0$/, 'raised limit: wf/s1 holds sem/w/r (limit 1), wf/s2 is pending');
+my ($tok_s1) = $r =~ /^held:(\d+)/;
+my $limiter = $node->background_psql('syncdb');
+$limiter->query_safe(q{BEGIN; UPDATE sync_limit SET sizelimit = 2 WHERE name = 'w/r'});
+usleep(300_000);
+is(sq(q{SELECT (SELECT sizelimit || ':' || holders FROM sync_locks WHERE lock_name = 'sem/w/r') || ' '
+               || (SELECT held FROM sync_state WHERE workflowkey = 'wf/s2')})
+	  . ' ' . scalar(events_like($l, holder => 'wf/s2')),
+	'1:1 false 0', 'raised limit: before the UPDATE commits, the limit is 1 and wf/s2 is neither granted nor announced');
+$limiter->query_safe('COMMIT');
+$limiter->quit;
+$granted = wait_event($l, 5, undef, event => 'granted', holder => 'wf/s2');
+ok($granted, 'raised limit: once the UPDATE commits, the grant of wf/s2 is announced (NOTIFY "granted")')
+  or diag(describe_events($l));
+$granted //= {};
+is(fields($granted, qw(lock sender)), "sem/w/r|$wpid", 'raised limit: payload lock; sent by the worker');
+is(sq(q{SELECT string_agg(workflowkey || ':' || held || ':' || token, ' ' ORDER BY workflowkey)
+          FROM sync_state WHERE name = 'sem/w/r'})
+	  . ' ' . sq(q{SELECT sizelimit || ':' || holders FROM sync_locks WHERE lock_name = 'sem/w/r'}),
+	"wf/s1:true:$tok_s1 wf/s2:true:" . ($granted->{token} // '') . ' 2:2',
+	'raised limit: sync_state says both hold sem/w/r, wf/s2 with the announced token; 2 of 2 slots taken');
+sq(q{SELECT sync_release_holder('wf/s1'), sync_release_holder('wf/s2');
+     DELETE FROM sync_limit WHERE name = 'w/r'});
+
+# --- an idle worker sleeps ----------------------------------------------------------
+# With no keyed entry and no controller left there is no lease expiry and no
+# controller deadline, so the worker's round computes no next wake-up and it
+# waits on its latch without a timeout; only a grant, a new lease or
+# heartbeat, or a reload would wake it, and nothing here does.  A deadline
+# computed before the cleanup still wakes it once (a forgotten controller's
+# heartbeat + timeout is not taken back): a controller deadline is at most
+# the timeout (2 s) after the round that computed it, so once the worker has
+# been idle for longer than that, none is left.  A round reports
+# STATE_RUNNING then STATE_IDLE, which moves state_change in
+# pg_stat_activity: if it has not moved in 3 s, no round ran.  CPU: a clock
+# tick is 10 ms (USER_HZ 100); a process asleep in epoll_wait is charged
+# nothing (our reads of /proc and pg_stat_activity are charged to us), so
+# the bound of 2 ticks only leaves room for the tick-sampled accounting.  A
+# worker that polled instead would pay a transaction, a snapshot and a stats
+# flush per round: spinning, or polling every millisecond, it would burn
+# tens to hundreds of ticks in 3 s (the state_change check catches any
+# round at all).
+sub cpu_ticks
+{
+	my ($pid) = @_;
+	my $stat = slurp_file("/proc/$pid/stat");
+	$stat =~ s/^.*\)\s+//s;    # after "pid (comm) " comes field 3
+	my @f = split /\s+/, $stat;
+	return $f[11] + $f[12];    # fields 14 (utime) and 15 (stime)
+}
+is(sq(q{SELECT (SELECT count(*) FROM sync_state) || ':' || (SELECT count(*) FROM sync_controller)
+               || ':' || (SELECT count(*) FROM sync_holders) || ':' || (SELECT count(*) FROM sync_waiters)}),
+	'0:0:0:0', 'idle: no keyed entry, no controller, no hold and no waiter is left');
+ok($node->poll_query_until('postgres',
+		"SELECT state = 'idle' AND clock_timestamp() - state_change > '2.2 s' FROM pg_stat_activity WHERE pid = $wpid"),
+	'idle: the worker has been idle for longer than the controller timeout (2 s)');
+my $idle_q = "SELECT state || ' ' || state_change FROM pg_stat_activity WHERE pid = $wpid";
+my $idle0 = $node->safe_psql('postgres', $idle_q);
+my $cpu0 = cpu_ticks($wpid);
+usleep(3_000_000);
+my $cpu1 = cpu_ticks($wpid);
+my $idle1 = $node->safe_psql('postgres', $idle_q);
+note sprintf('idle: the worker used %d clock ticks in 3 s', $cpu1 - $cpu0);
+is($idle1, $idle0, 'idle: over 3 s the worker ran no round (state idle, state_change unchanged)');
+cmp_ok($cpu1 - $cpu0, '<=', 2, 'idle: ... and used at most 2 clock ticks of CPU (it sleeps, it does not poll)');
 
 # --- other databases -------------------------------------------------------------
 my $pq = sub { return $node->safe_psql('postgres', $_[0]); };
