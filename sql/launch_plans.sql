@@ -13,9 +13,9 @@
 -- event PROMOTED).  So before it reads phases after a release this test
 -- calls pg_temp.settle(): rounds of sync_reconcile(), each committed (a
 -- slot the round itself frees is handed on at its commit), until every
--- keyed hold of a launch plan in the views is held in sync_state too and
--- no PENDING execution holds a slot (at most 10 s; the worker may be
--- writing one at that moment).
+-- keyed hold of a launch plan in the views is held in sync_state too, no
+-- PENDING execution holds a slot, and the worker is not in the middle of a
+-- round of its own (at most 10 s).
 --
 CREATE EXTENSION IF NOT EXISTS syncwf;
 
@@ -50,7 +50,10 @@ BEGIN
                           AND NOT s.held)
            AND NOT EXISTS (SELECT FROM sync_execution e
                              JOIN sync_state s ON s.workflowkey = e.execution_id
-                            WHERE e.project = 'lpt' AND e.phase = 'PENDING' AND s.held) THEN
+                            WHERE e.project = 'lpt' AND e.phase = 'PENDING' AND s.held)
+           -- and the worker is not in the middle of a round of its own
+           AND NOT EXISTS (SELECT FROM pg_stat_activity
+                            WHERE backend_type = 'syncwf worker' AND state <> 'idle') THEN
             settled := true;
             RETURN;
         END IF;

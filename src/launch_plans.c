@@ -911,6 +911,23 @@ sync_launch_promoted(const char *execution_id)
 }
 
 /*
+ * Is there anything to do for this execution (a row of to_reconcile) in
+ * sync_launch_reconcile(), given whether it has a keyed entry and whether
+ * that entry holds a slot?
+ */
+static bool
+sync_launch_needs_action(char **r, LaunchPhase phase, bool has_entry, bool held,
+						 bool tracked)
+{
+	if (PHASE_TERMINAL(phase))
+		return has_entry;
+	if (phase == PH_PENDING)
+		return (r[9] && r[9][0] == 't') || r[6] == NULL || !has_entry ||
+			(!held && (r[8] == NULL || pg_strtoint32(r[8]) != pg_strtoint32(r[6])));
+	return !held && phase != PH_ABORTING && tracked;
+}
+
+/*
  * One round of launch-plan maintenance (from sync_reconcile_round):
  *	- pending executions whose version lost its policy are QUEUED;
  *	- pending executions whose version's limit changed wait against the
@@ -944,25 +961,15 @@ sync_launch_reconcile(TimestampTz now, TimestampTz *next)
 		bool		held = has_entry && r[7][0] == 't';
 		bool		tracked = (r[12] != NULL && r[12][0] == 't');
 
-		bool		act;
-
 		if (phase == PH_COUNT)
 			continue;
-
-		/* is there anything to do for it (the branches below)? */
-		if (PHASE_TERMINAL(phase))
-			act = has_entry;
-		else if (phase == PH_PENDING)
-			act = (r[9] && r[9][0] == 't') || r[6] == NULL || !has_entry ||
-				(!held && (r[8] == NULL || pg_strtoint32(r[8]) != pg_strtoint32(r[6])));
-		else
-			act = !held && phase != PH_ABORTING && tracked;
-		if (!act)
+		if (!sync_launch_needs_action(r, phase, has_entry, held, tracked))
 			continue;
 
 		if (r[1] != NULL)
 		{
 			Datum		values[2];
+			SyncKeyedInfo info;
 
 			/*
 			 * Lock the execution's row first, without waiting: one that a
@@ -977,6 +984,17 @@ sync_launch_reconcile(TimestampTz now, TimestampTz *next)
 				busy = true;
 				continue;
 			}
+
+			/*
+			 * Another round may have acted on it and committed after we read
+			 * it, leaving its phase as it was (a RUNNING execution that took
+			 * its slot).  Shared memory, updated at that commit before its
+			 * locks were released, says what holds now.
+			 */
+			has_entry = sync_keyed_lookup(lock, id, &info);
+			held = has_entry && info.state == SYNC_ENTRY_HELD;
+			if (!sync_launch_needs_action(r, phase, has_entry, held, tracked))
+				continue;
 		}
 		if (PHASE_TERMINAL(phase))
 		{
