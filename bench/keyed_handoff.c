@@ -28,67 +28,20 @@
  * duration (until R has its result, i.e. the release committed) is recorded
  * too.  R's release and L's notification are awaited together with poll(),
  * so neither delays the other.  The pending request is made, and has
- * committed, before t0, and L has no notification queued at t0.
+ * committed, before t0, and L has no notification queued at t0.  The
+ * connections and the timed call are bench/handoff_client.h's (shared with
+ * bench/launch_handoff.c).
  *
  * Output: WARMUP unrecorded hand-offs, then one line per hand-off on stdout:
  * "<hand-off microseconds> <release call microseconds>".  Exit status 0 on
  * success; 1 (message on stderr) on any error, an unexpected notification,
  * or a hand-off not announced within 10 s.
  */
-#include <errno.h>
-#include <poll.h>
-#include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-
-#include "libpq-fe.h"
+#include "handoff_client.h"
 
 #define LOCK_NAME "mtx/bench/handoff"
-#define TIMEOUT_MS 10000
 
-static PGconn *R;				/* requests and releases */
-static PGconn *L;				/* LISTENs: the pending holder's connection */
 static int	sql_mode;
-
-static void
-fail(const char *fmt,...)
-{
-	va_list		ap;
-
-	fprintf(stderr, "keyed_handoff: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\n");
-	exit(1);
-}
-
-static double
-now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
-/* Run a command; return the first column of the first row (static copy). */
-static const char *
-run(PGconn *conn, const char *sql)
-{
-	static char value[256];
-	PGresult   *res = PQexec(conn, sql);
-
-	if (PQresultStatus(res) != PGRES_TUPLES_OK && PQresultStatus(res) != PGRES_COMMAND_OK)
-		fail("%s: %s", sql, PQerrorMessage(conn));
-	value[0] = '\0';
-	if (PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) > 0)
-		snprintf(value, sizeof(value), "%s", PQgetvalue(res, 0, 0));
-	PQclear(res);
-	return value;
-}
 
 static const char *
 request(const char *holder)
@@ -109,26 +62,14 @@ release_sql(const char *holder, char *sql, size_t len)
 			 sql_mode ? "bench_ho_release" : "sync_release", LOCK_NAME, holder);
 }
 
-/* Read what L has received; fail on any notification but the expected one. */
+/* The grant to 'holder': {"event": "granted", ..., "holder": "<holder>", ...} */
 static int
-drain(const char *expect_holder)
+notification_matches(const char *payload, const char *holder)
 {
-	PGnotify   *n;
-	int			got = 0;
 	char		quoted[64];
 
-	if (!PQconsumeInput(L))
-		fail("listener: %s", PQerrorMessage(L));
-	snprintf(quoted, sizeof(quoted), "\"%s\"", expect_holder ? expect_holder : "");
-	while ((n = PQnotifies(L)) != NULL)
-	{
-		if (expect_holder == NULL || got ||
-			strstr(n->extra, "\"granted\"") == NULL || strstr(n->extra, quoted) == NULL)
-			fail("unexpected notification on channel %s: %s", n->relname, n->extra);
-		got = 1;
-		PQfreemem(n);
-	}
-	return got;
+	snprintf(quoted, sizeof(quoted), "\"%s\"", holder);
+	return strstr(payload, "\"granted\"") != NULL && strstr(payload, quoted) != NULL;
 }
 
 /* One hand-off from 'from' to 'to' (pending); latencies in microseconds. */
@@ -136,12 +77,8 @@ static void
 handoff(const char *from, const char *to, double *latency, double *call)
 {
 	char		sql[256];
+	char		event[128];
 	const char *status;
-	double		t0,
-				t_notify = 0,
-				t_result = 0;
-	int			notified = 0,
-				returned = 0;
 
 	status = request(to);
 	if (strcmp(status, "pending") != 0)
@@ -149,79 +86,8 @@ handoff(const char *from, const char *to, double *latency, double *call)
 	drain(NULL);
 
 	release_sql(from, sql, sizeof(sql));
-	t0 = now_us();
-	if (!PQsendQuery(R, sql))
-		fail("%s: %s", sql, PQerrorMessage(R));
-	while (!notified || !returned)
-	{
-		struct pollfd fds[2];
-		int			nfds = 0,
-					rc,
-					left = TIMEOUT_MS - (int) ((now_us() - t0) / 1000);
-
-		if (left <= 0)
-			fail("hand-off %s -> %s: %s within %d ms", from, to,
-				 notified ? "the release did not return" : "no \"granted\" notification",
-				 TIMEOUT_MS);
-		if (!notified)
-		{
-			fds[nfds].fd = PQsocket(L);
-			fds[nfds].events = POLLIN;
-			nfds++;
-		}
-		if (!returned)
-		{
-			fds[nfds].fd = PQsocket(R);
-			fds[nfds].events = POLLIN;
-			nfds++;
-		}
-		rc = poll(fds, nfds, left);
-		if (rc < 0 && errno != EINTR)
-			fail("poll: %s", strerror(errno));
-		if (!notified && drain(to))
-		{
-			t_notify = now_us();
-			notified = 1;
-		}
-		if (!returned)
-		{
-			if (!PQconsumeInput(R))
-				fail("%s: %s", sql, PQerrorMessage(R));
-			if (!PQisBusy(R))
-			{
-				PGresult   *res;
-
-				t_result = now_us();
-				while ((res = PQgetResult(R)) != NULL)
-				{
-					if (PQresultStatus(res) != PGRES_TUPLES_OK)
-						fail("%s: %s", sql, PQerrorMessage(R));
-					if (strcmp(PQgetvalue(res, 0, 0), "t") != 0)
-						fail("%s returned %s", sql, PQgetvalue(res, 0, 0));
-					PQclear(res);
-				}
-				returned = 1;
-			}
-		}
-	}
-	*latency = t_notify - t0;
-	*call = t_result - t0;
-}
-
-static PGconn *
-connect_db(const char *conninfo, const char *appname)
-{
-	PGconn	   *conn = PQconnectdb(conninfo);
-
-	if (PQstatus(conn) != CONNECTION_OK)
-		fail("connection failed: %s", PQerrorMessage(conn));
-	{
-		char		sql[128];
-
-		snprintf(sql, sizeof(sql), "SET application_name = '%s'", appname);
-		run(conn, sql);
-	}
-	return conn;
+	snprintf(event, sizeof(event), "no \"granted\" notification for %s", to);
+	timed_call(sql, "t", to, event, latency, call);
 }
 
 int
@@ -233,6 +99,7 @@ main(int argc, char **argv)
 				cur = 0;
 	const char *status;
 
+	handoff_prog = "keyed_handoff";
 	if (argc != 5)
 	{
 		fprintf(stderr, "usage: %s CONNINFO syncwf|sql HANDOFFS WARMUP\n", argv[0]);

@@ -33,65 +33,18 @@
  * neither delays the other.  The pending execution is created, and has
  * committed, before t0, and L has no notification queued at t0.
  *
+ * The connections and the timed call are bench/handoff_client.h's (shared
+ * with bench/keyed_handoff.c).
+ *
  * Output: WARMUP unrecorded hand-offs, then one line per hand-off on stdout:
  * "<hand-off microseconds> <update call microseconds>".  At the end the
  * last execution is moved to SUCCEEDED.  Exit status 0 on success; 1
  * (message on stderr) on any error, an unexpected notification or phase, or
  * a hand-off not announced within 10 s.
  */
-#include <errno.h>
-#include <poll.h>
-#include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-
-#include "libpq-fe.h"
+#include "handoff_client.h"
 
 #define PLAN_ARGS "'bench', 'dev', 'lp9', 'v1'"
-#define TIMEOUT_MS 10000
-
-static PGconn *R;				/* creates and updates executions */
-static PGconn *L;				/* LISTEN syncwf_launch */
-
-static void
-fail(const char *fmt,...)
-{
-	va_list		ap;
-
-	fprintf(stderr, "launch_handoff: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\n");
-	exit(1);
-}
-
-static double
-now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
-/* Run a command; return the first column of the first row (static copy). */
-static const char *
-run(PGconn *conn, const char *sql)
-{
-	static char value[256];
-	PGresult   *res = PQexec(conn, sql);
-
-	if (PQresultStatus(res) != PGRES_TUPLES_OK && PQresultStatus(res) != PGRES_COMMAND_OK)
-		fail("%s: %s", sql, PQerrorMessage(conn));
-	value[0] = '\0';
-	if (PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) > 0)
-		snprintf(value, sizeof(value), "%s", PQgetvalue(res, 0, 0));
-	PQclear(res);
-	return value;
-}
 
 static void
 create(const char *id, const char *expect)
@@ -118,27 +71,14 @@ update(const char *id, const char *phase)
 		fail("%s returned '%s'", sql, got);
 }
 
-/* Read what L has received; fail on any notification but the expected one. */
+/* The promotion of 'id': {"event": "promoted", "execution_id": "<id>", ...} */
 static int
-drain(const char *expect_id)
+notification_matches(const char *payload, const char *id)
 {
-	PGnotify   *n;
-	int			got = 0;
 	char		quoted[300];
 
-	if (!PQconsumeInput(L))
-		fail("listener: %s", PQerrorMessage(L));
-	snprintf(quoted, sizeof(quoted), "\"execution_id\": \"%s\"", expect_id ? expect_id : "");
-	while ((n = PQnotifies(L)) != NULL)
-	{
-		if (expect_id == NULL || got ||
-			strstr(n->extra, "\"event\": \"promoted\"") == NULL ||
-			strstr(n->extra, quoted) == NULL)
-			fail("unexpected notification on channel %s: %s", n->relname, n->extra);
-		got = 1;
-		PQfreemem(n);
-	}
-	return got;
+	snprintf(quoted, sizeof(quoted), "\"execution_id\": \"%s\"", id);
+	return strstr(payload, "\"event\": \"promoted\"") != NULL && strstr(payload, quoted) != NULL;
 }
 
 /* One hand-off from 'from' (running) to 'to' (pending); microseconds. */
@@ -146,73 +86,14 @@ static void
 handoff(const char *from, const char *to, double *latency, double *call)
 {
 	char		sql[512];
-	double		t0,
-				t_notify = 0,
-				t_result = 0;
-	int			notified = 0,
-				returned = 0;
+	char		event[300];
 
 	create(to, "PENDING");
 	drain(NULL);
 
 	snprintf(sql, sizeof(sql), "SELECT sync_execution_update('%s', 'SUCCEEDED')", from);
-	t0 = now_us();
-	if (!PQsendQuery(R, sql))
-		fail("%s: %s", sql, PQerrorMessage(R));
-	while (!notified || !returned)
-	{
-		struct pollfd fds[2];
-		int			nfds = 0,
-					rc,
-					left = TIMEOUT_MS - (int) ((now_us() - t0) / 1000);
-
-		if (left <= 0)
-			fail("hand-off %s -> %s: %s within %d ms", from, to,
-				 notified ? "the update did not return" : "no \"promoted\" notification",
-				 TIMEOUT_MS);
-		if (!notified)
-		{
-			fds[nfds].fd = PQsocket(L);
-			fds[nfds].events = POLLIN;
-			nfds++;
-		}
-		if (!returned)
-		{
-			fds[nfds].fd = PQsocket(R);
-			fds[nfds].events = POLLIN;
-			nfds++;
-		}
-		rc = poll(fds, nfds, left);
-		if (rc < 0 && errno != EINTR)
-			fail("poll: %s", strerror(errno));
-		if (!notified && drain(to))
-		{
-			t_notify = now_us();
-			notified = 1;
-		}
-		if (!returned)
-		{
-			if (!PQconsumeInput(R))
-				fail("%s: %s", sql, PQerrorMessage(R));
-			if (!PQisBusy(R))
-			{
-				PGresult   *res;
-
-				t_result = now_us();
-				while ((res = PQgetResult(R)) != NULL)
-				{
-					if (PQresultStatus(res) != PGRES_TUPLES_OK)
-						fail("%s: %s", sql, PQerrorMessage(R));
-					if (strcmp(PQgetvalue(res, 0, 0), "SUCCEEDED") != 0)
-						fail("%s returned %s", sql, PQgetvalue(res, 0, 0));
-					PQclear(res);
-				}
-				returned = 1;
-			}
-		}
-	}
-	*latency = t_notify - t0;
-	*call = t_result - t0;
+	snprintf(event, sizeof(event), "no \"promoted\" notification for %s", to);
+	timed_call(sql, "SUCCEEDED", to, event, latency, call);
 
 	/* untimed: the promoted execution is QUEUED; it runs next */
 	snprintf(sql, sizeof(sql),
@@ -226,22 +107,6 @@ handoff(const char *from, const char *to, double *latency, double *call)
 	update(to, "RUNNING");
 }
 
-static PGconn *
-connect_db(const char *conninfo, const char *appname)
-{
-	PGconn	   *conn = PQconnectdb(conninfo);
-
-	if (PQstatus(conn) != CONNECTION_OK)
-		fail("connection failed: %s", PQerrorMessage(conn));
-	{
-		char		sql[128];
-
-		snprintf(sql, sizeof(sql), "SET application_name = '%s'", appname);
-		run(conn, sql);
-	}
-	return conn;
-}
-
 int
 main(int argc, char **argv)
 {
@@ -251,6 +116,7 @@ main(int argc, char **argv)
 	int			handoffs,
 				warmup;
 
+	handoff_prog = "launch_handoff";
 	if (argc != 5)
 	{
 		fprintf(stderr, "usage: %s CONNINFO PREFIX HANDOFFS WARMUP\n", argv[0]);
