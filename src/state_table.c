@@ -269,6 +269,19 @@ typedef struct PlanDef
 	Oid			types[6];
 } PlanDef;
 
+/*
+ * Writing a grant (the PLAN_PERSIST* statements, one set of parameters:
+ * name, holder, token, granted_at, lease_expires, request_id): the row of
+ * that request, unless it records this grant already.
+ */
+#define PERSIST_SET \
+	"SET held = true, token = $3, granted_at = $4, lease_expires = $5 "
+#define PERSIST_MATCH \
+	"name" EQ "$1 AND workflowkey" EQ "$2 AND request_id" EQ "$6 " \
+	"AND (NOT held OR token IS DISTINCT FROM $3)"
+#define PERSIST_TYPES \
+	{TEXTOID, TEXTOID, INT8OID, TIMESTAMPTZOID, TIMESTAMPTZOID, INT8OID}
+
 static const PlanDef plan_defs[NUM_PLANS] = {
 	[PLAN_SET_PRIORITY] = {false,
 		"UPDATE %s SET priority = $3 WHERE name" EQ "$1 AND workflowkey" EQ "$2",
@@ -279,23 +292,17 @@ static const PlanDef plan_defs[NUM_PLANS] = {
 		"AND held RETURNING lease_expires",
 	3, {TEXTOID, TEXTOID, INTERVALOID}},
 	[PLAN_PERSIST] = {false,
-		"UPDATE %s SET held = true, token = $3, granted_at = $4, lease_expires = $5 "
-		"WHERE name" EQ "$1 AND workflowkey" EQ "$2 AND request_id" EQ "$6 "
-		"AND (NOT held OR token IS DISTINCT FROM $3) RETURNING controller",
-	6, {TEXTOID, TEXTOID, INT8OID, TIMESTAMPTZOID, TIMESTAMPTZOID, INT8OID}},
+		"UPDATE %s " PERSIST_SET "WHERE " PERSIST_MATCH " RETURNING controller",
+	6, PERSIST_TYPES},
 	/* the worker's: a row locked by an open transaction is skipped */
 	[PLAN_PERSIST_SKIP_LOCKED] = {false,
-		"UPDATE %1$s SET held = true, token = $3, granted_at = $4, lease_expires = $5 "
-		"WHERE ctid" EQ "(SELECT ctid FROM %1$s "
-		"WHERE name" EQ "$1 AND workflowkey" EQ "$2 AND request_id" EQ "$6 "
-		"AND (NOT held OR token IS DISTINCT FROM $3) FOR UPDATE SKIP LOCKED) "
-		"RETURNING controller",
-	6, {TEXTOID, TEXTOID, INT8OID, TIMESTAMPTZOID, TIMESTAMPTZOID, INT8OID}},
+		"UPDATE %1$s " PERSIST_SET "WHERE ctid" EQ "(SELECT ctid FROM %1$s "
+		"WHERE " PERSIST_MATCH " FOR UPDATE SKIP LOCKED) RETURNING controller",
+	6, PERSIST_TYPES},
 	/* ... and whether it was: the row is there but was not written */
 	[PLAN_PERSIST_PENDING] = {false,
-		"SELECT 1 FROM %s WHERE name" EQ "$1 AND workflowkey" EQ "$2 AND request_id" EQ "$3 "
-		"AND (NOT held OR token IS DISTINCT FROM $4)",
-	4, {TEXTOID, TEXTOID, INT8OID, INT8OID}},
+		"SELECT 1 FROM %s WHERE " PERSIST_MATCH,
+	6, PERSIST_TYPES},
 	/* a row locked by an open transaction is skipped, not waited for */
 	[PLAN_EXPIRE] = {false,
 		"DELETE FROM %1$s WHERE ctid" EQ "(SELECT ctid FROM %1$s "
@@ -318,6 +325,9 @@ static const PlanDef plan_defs[NUM_PLANS] = {
 	3, {TEXTOID, TEXTOID, INT4OID}},
 };
 #undef EQ
+#undef PERSIST_SET
+#undef PERSIST_MATCH
+#undef PERSIST_TYPES
 
 /* Build (once per table) the plan for one statement. */
 static SPIPlanPtr
@@ -851,9 +861,7 @@ sync_state_persist_grant(SyncOutboxItem *item, bool *skipped)
 	if (sync_exec(skipped ? PLAN_PERSIST_SKIP_LOCKED : PLAN_PERSIST,
 				  values, nulls, NULL, NULL) == 0)
 	{
-		Datum		check[4] = {values[0], values[1], values[5], values[2]};
-
-		if (skipped && sync_exec(PLAN_PERSIST_PENDING, check, NULL, NULL, NULL) > 0)
+		if (skipped && sync_exec(PLAN_PERSIST_PENDING, values, nulls, NULL, NULL) > 0)
 			*skipped = true;
 		return false;
 	}
