@@ -64,19 +64,21 @@
 
 /*
  * The extension's tables in this database, looked up once and again after
- * an invalidation of one of them.  The relcache callback only marks them
- * for another lookup (tables_valid), it never clears them: an invalidation
- * is processed at any catalog access (VACUUM or ANALYZE of sync_state sends
- * one), and a lookup in progress, or a caller between two uses of these
- * OIDs, must not see them change under it.  They change for real only when
- * the extension is dropped and created again, which the next lookup sees.
+ * an invalidation of one of them.  The relcache callback only counts those
+ * invalidations (the OIDs are current while none came since they were
+ * found); it never clears the OIDs: an invalidation is processed at any
+ * catalog access (VACUUM or ANALYZE of sync_state sends one), and a lookup
+ * in progress, or a caller between two uses of these OIDs, must not see
+ * them change under it.  They change for real only when the extension is
+ * dropped and created again, which the next lookup sees.
  */
 static Oid	state_relid = InvalidOid;
 static Oid	controller_relid = InvalidOid;
 static Oid	limit_relid = InvalidOid;
 static Oid	tables_owner = InvalidOid;
-static bool tables_valid = false;
 static uint64 tables_invalidations = 0;	/* of our tables, by the callback */
+static uint64 tables_found_at = PG_UINT64_MAX;	/* tables_invalidations when
+												 * the OIDs were found */
 static bool relcache_callback_registered = false;
 
 /* Set while syncwf itself writes sync_state (checked by the guard trigger). */
@@ -141,10 +143,7 @@ sync_tables_relcache_callback(Datum arg, Oid relid)
 {
 	if (relid == InvalidOid || relid == state_relid ||
 		relid == controller_relid || relid == limit_relid)
-	{
-		tables_valid = false;
 		tables_invalidations++;
-	}
 	if (relid == InvalidOid || relid == layout_relid)
 		layout_relid = InvalidOid;	/* columns may have moved */
 }
@@ -189,7 +188,7 @@ sync_lookup_tables(bool missing_ok)
 	Oid			owner;
 	uint64		invalidations;
 
-	if (tables_valid)
+	if (tables_found_at == tables_invalidations)
 		return;
 	if (!relcache_callback_registered)
 	{
@@ -225,7 +224,8 @@ sync_lookup_tables(bool missing_ok)
 	limit_relid = limit;
 	state_relid = state;
 	tables_owner = owner;
-	tables_valid = (invalidations == tables_invalidations);
+	/* an invalidation processed meanwhile makes the next call look again */
+	tables_found_at = invalidations;
 }
 
 Oid
