@@ -2,7 +2,12 @@
 #
 #   make                 build the module (warnings are errors)
 #   make install         install into the PostgreSQL found by $(PG_CONFIG)
-#   make test            every suite, from scratch (scripts/test.sh)
+#   make installcheck    the pg_regress (sql/) and isolation suites against a
+#                        running server configured as test/regress.conf says
+#                        (syncwf preloaded, syncwf.database = 'regression');
+#                        PGHOST/PGPORT/PGUSER choose the server
+#   make test            every suite on PostgreSQL 15, 17 and 18, from scratch
+#                        (scripts/test.sh; PG=17 for one major)
 #   make bench           pgbench comparison, writes docs/benchmarks.md
 #   make test-valgrind   the SQL suites against a server under valgrind memcheck
 
@@ -15,8 +20,17 @@ OBJS         = src/syncwf.o src/guc.o src/lock_table.o src/wait_queue.o \
 DATA         = syncwf--1.0.sql
 PGFILEDESC   = "syncwf - in-database mutexes and semaphores with wait queues"
 
+# The directory of this Makefile, also in an out-of-tree (VPATH) build:
+#   make -C build/ -f /path/to/syncwf/Makefile
+SYNCWF_SRC  := $(dir $(abspath $(lastword $(MAKEFILE_LIST))))
+
 PG_CONFIG   ?= pg_config
 PG_CPPFLAGS  = -I$(srcdir)/src
+# SYNCWF_ASSERT=1 compiles every Assert() in, against a stock server too
+# (the test command builds this way).
+ifeq ($(SYNCWF_ASSERT),1)
+PG_CPPFLAGS += -DUSE_ASSERT_CHECKING
+endif
 # Warnings are errors.  -Wextra's unused-parameter, missing-field-initializers
 # and sign-compare fire inside PostgreSQL's own headers, so they stay off.
 PG_CFLAGS    = -Wall -Wextra -Werror -Wno-unused-parameter \
@@ -27,8 +41,22 @@ PG_CFLAGS    = -Wall -Wextra -Werror -Wno-unused-parameter \
 # `override` beats the plain assignment in Makefile.global.
 override with_llvm = no
 
+# Test suites for installcheck.  sql/ and expected/ sit at the top, as PGXS
+# expects; the isolation specs live in test/isolation/{specs,expected}.
+# Both suites use database "regression" (syncwf.database in
+# test/regress.conf): pg_regress creates it, the isolation run reuses it,
+# since the syncwf worker stays connected to it and pg_regress could not
+# drop it.
+REGRESS      = $(sort $(patsubst $(SYNCWF_SRC)sql/%.sql,%,$(wildcard $(SYNCWF_SRC)sql/*.sql)))
+ISOLATION    = $(sort $(patsubst $(SYNCWF_SRC)test/isolation/specs/%.spec,%,$(wildcard $(SYNCWF_SRC)test/isolation/specs/*.spec)))
+ISOLATION_OPTS = --inputdir=$(SYNCWF_SRC)test/isolation --use-existing
+
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+# After Makefile.global, which sets them; used when installcheck runs.
+CONTRIB_TESTDB   = regression
+ISOLATION_TESTDB = regression
 
 .PHONY: test bench test-valgrind
 test:

@@ -3,11 +3,15 @@
 #
 # Provides: the repo/PostgreSQL paths, idempotent package installation,
 # the unprivileged OS user every server runs as, and the build+install step.
+#
+# SYNCWF_PG_MAJOR picks the PostgreSQL major (default 15, the host's; the
+# test command sets it to 17 or 18 inside that major's chroot, see
+# scripts/chroot.sh). SYNCWF_ASSERT=1 builds with -DUSE_ASSERT_CHECKING.
 
 set -euo pipefail
 
 SYNCWF_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)"
-PG_MAJOR=15
+PG_MAJOR="${SYNCWF_PG_MAJOR:-15}"
 if [[ -z "${PG_CONFIG:-}" ]]; then
     if [[ -x /usr/lib/postgresql/$PG_MAJOR/bin/pg_config ]]; then
         PG_CONFIG=/usr/lib/postgresql/$PG_MAJOR/bin/pg_config
@@ -103,17 +107,23 @@ fresh_pg_dir() {
 }
 
 # Clean build (PGXS here has no header dependency tracking) and install.
-# The Makefile's CFLAGS make every warning an error.
+# Each major builds out of tree in .build/pgN/ (a PGXS VPATH build), so
+# builds for different majors never mix objects. The Makefile's CFLAGS make
+# every warning an error; SYNCWF_ASSERT=1 adds -DUSE_ASSERT_CHECKING.
+SYNCWF_BUILD_DIR="$SYNCWF_ROOT/.build/pg$PG_MAJOR"
 build_and_install() {
-    local jobs
+    local jobs mk
     jobs="$(nproc 2>/dev/null || echo 2)"
-    log "building syncwf (clean, -Werror)"
-    make -C "$SYNCWF_ROOT" PG_CONFIG="$PG_CONFIG" clean >/dev/null
-    make -C "$SYNCWF_ROOT" PG_CONFIG="$PG_CONFIG" -j"$jobs" \
-        || die "build failed"
+    mk=(make -C "$SYNCWF_BUILD_DIR" -f "$SYNCWF_ROOT/Makefile" PG_CONFIG="$PG_CONFIG"
+        SYNCWF_ASSERT="${SYNCWF_ASSERT:-0}")
+    log "building syncwf for PostgreSQL $PG_MAJOR in ${SYNCWF_BUILD_DIR#"$SYNCWF_ROOT"/}" \
+        "(clean, -Werror$([[ "${SYNCWF_ASSERT:-0}" == 1 ]] && echo ", assertions on"))"
+    mkdir -p "$SYNCWF_BUILD_DIR/src"
+    "${mk[@]}" clean >/dev/null
+    "${mk[@]}" -j"$jobs" >"$SYNCWF_BUILD_DIR/build.log" 2>&1 \
+        || { cat "$SYNCWF_BUILD_DIR/build.log"; die "build failed (PostgreSQL $PG_MAJOR)"; }
     log "installing syncwf"
-    as_root make -C "$SYNCWF_ROOT" PG_CONFIG="$PG_CONFIG" install >/dev/null \
-        || die "make install failed"
+    as_root "${mk[@]}" install >/dev/null || die "make install failed"
 }
 
 # Paths that only exist once the packages are in place.

@@ -1,519 +1,127 @@
 #!/usr/bin/env bash
-# Run every syncwf test layer from scratch (README command 2, `make test`,
-# .ci/run). Installs what is missing, builds (warnings are errors), installs,
-# then runs each layer against its own fresh temporary instance, started as
-# the unprivileged OS user "postgres". Never touches .cluster/ (setup.sh's).
+# Run every syncwf test layer on every tested PostgreSQL major, from scratch
+# (README command 2, `make test`, .ci/run).
 #
-# Layout (a layer whose directory holds no test file is reported and skipped):
-#   a. pg_regress  sql/NAME.sql + expected/NAME.out. Order: sorted names, or
-#                  test/regress_schedule if present (pg_regress schedule
-#                  lines "test: a b", or bare names; sql files it does not
-#                  list are appended at the end). Tests CREATE EXTENSION
-#                  syncwf themselves (no --load-extension).
-#   b. isolation   test/isolation/specs/NAME.spec + test/isolation/expected/NAME.out
-#   c. pgTAP       test/pgtap/*.sql, run by pg_prove, one file after another,
-#                  in database "syncwf_tap" of one fresh instance. The harness
-#                  has already run CREATE EXTENSION pgtap and CREATE EXTENSION
-#                  syncwf there, so files must NOT create syncwf (use
-#                  IF NOT EXISTS if you must); wrap each file in
-#                  BEGIN ... ROLLBACK (see test/pgtap/README).
-#   d. Perl TAP    test/t/*.pl, run by prove from cwd test/ with
-#                  PostgreSQL::Test::Cluster from PGXS on @INC (and test/ for
-#                  helper modules); each test sets shared_preload_libraries
-#                  itself via $node->append_conf.
-# Every instance but the TAP nodes gets test/regress.conf appended to its
-# postgresql.conf (shared_preload_libraries = 'syncwf', max_connections = 40).
+#   bash scripts/test.sh              PostgreSQL 15, 17 and 18
+#   bash scripts/test.sh --pg 17      one major only (repeat --pg for more);
+#                                     `make test PG=17` does the same
 #
-# Output goes to .test-out/ (recreated each run). The last line printed is
-# "N passed, N failed", counting test units: one per pg_regress test, per
-# isolation spec, per pgTAP file, per TAP file. Exit status 0 iff nothing failed.
+# 15 runs on this machine (Debian 12's own packages). 17 and 18 run in
+# Debian chroots built from Debian's packages (trixie for 17, sid for 18) and
+# cached in /var/cache/syncwf/ (SYNCWF_CACHE), outside the clone: the first
+# run on a machine builds them (a few minutes), later runs reuse them. Each
+# major runs scripts/suite.sh (build with assertions, pg_regress, isolation,
+# pgTAP, Perl TAP) with its outputs in .test-out/pgN/. A major whose chroot
+# cannot be built, or whose run ends without a summary, counts as a failure
+# with the reason, never as a skip.
 #
-# SYNCWF_VALGRIND=1 (make test-valgrind): the pg_regress, isolation and pgTAP
-# layers against one server running under valgrind memcheck (the Perl TAP
-# tests start and kill their own servers, so they are left out); logs in
-# .test-out/valgrind/PID.log; fails on any valgrind error whose report
-# mentions syncwf.
-#
-# For working on one part (never used by CI):
-#   SYNCWF_LAYERS="regress isolation pgtap tap"  run only these layers
-#   SYNCWF_ONLY=REGEX    only tests whose name (file name without extension)
-#                        matches REGEX, in every layer run
-#   SYNCWF_TEST_OUT=DIR  outputs in DIR instead of .test-out/
-#   SYNCWF_NO_BUILD=1    use the installed build (no make clean/install)
+# Prints each major's per-layer counts, then, as its last line,
+# "N passed, N failed" over all majors. Exit status 0 iff nothing failed.
+# The SYNCWF_* variables of scripts/suite.sh (LAYERS, ONLY, NO_BUILD,
+# ASSERT, VALGRIND) are passed on to every major; SYNCWF_VALGRIND=1 runs on
+# the host's major only.
 set -euo pipefail
 # shellcheck source=scripts/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+# shellcheck source=scripts/chroot.sh
+source "$SYNCWF_ROOT/scripts/chroot.sh"
 
-ROOT="$SYNCWF_ROOT"
-OUT="${SYNCWF_TEST_OUT:-$ROOT/.test-out}"
-RUN_LAYERS=" ${SYNCWF_LAYERS:-regress isolation pgtap tap} "
-ONLY="${SYNCWF_ONLY:-}"
-# keep a test name (without extension) when SYNCWF_ONLY is unset or matches
-wanted() { [[ -z "$ONLY" ]] || [[ "$1" =~ $ONLY ]]; }
-CONF="$ROOT/test/regress.conf"
-VALGRIND="${SYNCWF_VALGRIND:-0}"
-[[ "$VALGRIND" == 0 || -z "$VALGRIND" ]] && VALGRIND=0 || VALGRIND=1
+HOST_MAJOR="$PG_MAJOR"          # 15 unless SYNCWF_PG_MAJOR says otherwise
+ALL_MAJORS=(15 17 18)
 
-if [[ "${SYNCWF_NO_BUILD:-0}" == 1 ]]; then
-    ensure_pg_user; load_pg_paths
-elif [[ "$VALGRIND" == 1 ]]; then
-    syncwf_prepare valgrind
-else
-    syncwf_prepare
+majors=()
+while (($#)); do
+    case "$1" in
+        --pg) [[ -n "${2:-}" ]] || die "--pg needs a major: 15, 17 or 18"; majors+=("$2"); shift 2 ;;
+        --pg=*) majors+=("${1#--pg=}"); shift ;;
+        -h|--help) sed -n '2,22p' "${BASH_SOURCE[0]}"; exit 0 ;;
+        *) die "usage: $0 [--pg 15|17|18]..." ;;
+    esac
+done
+if ((${#majors[@]} == 0)) && [[ -n "${PG:-}" ]]; then
+    read -r -a majors <<<"${PG//,/ }"
 fi
-[[ -f "$CONF" ]] || die "missing $CONF"
-fresh_pg_dir "$OUT"
-START_TS=$SECONDS
+((${#majors[@]})) || majors=("${ALL_MAJORS[@]}")
+if [[ "${SYNCWF_VALGRIND:-0}" != 0 ]]; then majors=("$HOST_MAJOR"); fi
+for m in "${majors[@]}"; do
+    [[ " ${ALL_MAJORS[*]} " == *" $m "* ]] || die "PostgreSQL $m is not tested here (tested: ${ALL_MAJORS[*]})"
+done
 
-# Environment for everything run as the server user.
-PG_ENV=(PATH="$PG_BINDIR:/usr/local/bin:/usr/bin:/bin" LC_ALL=C.UTF-8 LANG=C.UTF-8
-        TZ="${TZ:-UTC}")
-run_pg() { as_pg "${PG_ENV[@]}" "$@"; }
+is_root || die "the test command runs as root (it installs packages and builds chroots)"
+OUT_ROOT="$SYNCWF_ROOT/.test-out"
+rm -rf "$OUT_ROOT"
+mkdir -p "$OUT_ROOT"
+T0=$SECONDS
 
-# Unix socket directories must have short paths (~100 bytes max).
-short_sockdir() {
-    local want="$1"
-    if (( ${#want} > 80 )); then
-        want="$(mktemp -d /tmp/syncwf-sock.XXXXXX)"
-        is_root && chown "$PG_OS_USER:" "$want"
-    else
-        run_pg mkdir -p "$want"
-    fi
-    echo "$want"
-}
-
-# A TCP port nobody listens on (servers we start listen on a unix socket only,
-# but the port still names the socket file; pick a distinct one anyway).
-free_port() {
-    local p
-    for p in $(seq "$1" $(( $1 + 200 ))); do
-        if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then echo "$p"; return; fi
+# Environment handed to scripts/suite.sh in a chroot: nothing of the host's
+# but these.
+suite_env() {
+    local v
+    echo "PATH=/usr/sbin:/usr/bin:/sbin:/bin"
+    echo "HOME=/root"
+    echo "LANG=C.UTF-8"
+    echo "TZ=${TZ:-UTC}"
+    for v in SYNCWF_LAYERS SYNCWF_ONLY SYNCWF_NO_BUILD SYNCWF_ASSERT CI PG_TEST_TIMEOUT_DEFAULT; do
+        [[ -n "${!v:-}" ]] && echo "$v=${!v}"
     done
-    echo "$1"
-}
-
-# Servers we start ourselves; stopped on any exit.
-STARTED_DATADIRS=()
-stop_servers() {
-    local d
-    for d in "${STARTED_DATADIRS[@]+"${STARTED_DATADIRS[@]}"}"; do
-        if [[ -f "$d/postmaster.pid" ]]; then
-            run_pg pg_ctl -D "$d" -m immediate -w stop >/dev/null 2>&1 || true
-        fi
-    done
-}
-trap stop_servers EXIT
-
-# start_instance DIR PORT [extra conf line...]: initdb DIR/data with
-# test/regress.conf and start it; sets INST_SOCK and INST_DATA.
-# PG_CTL_EXTRA may hold extra pg_ctl options (valgrind wrapper).
-PG_CTL_EXTRA=()
-start_instance() {
-    local dir="$1" port="$2"; shift 2
-    INST_DATA="$dir/data"
-    INST_SOCK="$(short_sockdir "$dir/sock")"
-    run_pg initdb -D "$INST_DATA" -U postgres -A trust --no-locale -E UTF8 --no-sync \
-        >"$dir/initdb.log" 2>&1 || { cat "$dir/initdb.log"; return 1; }
-    {
-        echo "# scripts/test.sh"
-        cat "$CONF"
-        echo "port = $port"
-        echo "listen_addresses = ''"
-        echo "unix_socket_directories = '$INST_SOCK'"
-        echo "fsync = off"
-        echo "log_line_prefix = '%m [%p] %q%a '"
-        local l; for l in "$@"; do echo "$l"; done
-    } | run_pg tee -a "$INST_DATA/postgresql.conf" >/dev/null
-    STARTED_DATADIRS+=("$INST_DATA")
-    run_pg pg_ctl -D "$INST_DATA" -l "$dir/postmaster.log" -w -t "${PG_CTL_TIMEOUT:-120}" \
-        "${PG_CTL_EXTRA[@]+"${PG_CTL_EXTRA[@]}"}" start >/dev/null \
-        || { tail -n 40 "$dir/postmaster.log"; return 1; }
-}
-stop_instance() {
-    run_pg pg_ctl -D "$1" -m fast -w -t "${PG_CTL_TIMEOUT:-120}" stop >/dev/null 2>&1 || true
-}
-
-# Shared-server mode (the valgrind run): when SHARED_PORT is set, the
-# regress, isolation and pgTAP layers run against that already running
-# server instead of starting their own, and LAYER_TAG marks their names.
-SHARED_SOCK=""; SHARED_PORT=""; LAYER_TAG=""
-
-# ---------------------------------------------------------------------------
-# Per-layer results.
-LAYERS=()            # display names
-declare -A L_PASS L_FAIL L_NOTE
-FAIL_REPORT="$OUT/failures.txt"   # diffs and logs shown before the summary
-: >"$FAIL_REPORT"
-
-LAYER_T0=$SECONDS
-record() { # name pass fail note  (elapsed time since the previous record)
-    LAYERS+=("$1"); L_PASS[$1]=$2; L_FAIL[$1]=$3
-    L_NOTE[$1]="$4"
-    [[ "$4" == "no tests" ]] || L_NOTE[$1]+="; $((SECONDS - LAYER_T0)) s"
-    LAYER_T0=$SECONDS
-}
-add_failure_text() { # title file-or-- [tail-lines]
-    {
-        printf '\n----- %s -----\n' "$1"
-        if [[ "$2" == - ]]; then cat
-        elif [[ -n "${3:-}" ]]; then tail -n "$3" "$2" 2>/dev/null || echo "(no $2)"
-        else cat "$2" 2>/dev/null || echo "(no $2)"
-        fi
-    } >>"$FAIL_REPORT"
-}
-
-# Count pg_regress / pg_isolation_regress result lines in a log.
-# Prints "passed failed".
-count_regress() { # log expected-count exit-status
-    local log="$1" expected="$2" rc="$3" ok bad
-    ok=$(grep -cE '^(test |ignore |  +)[^ ]+ +\.\.\. (ok|failed \(ignored\))' "$log" || true)
-    bad=$(grep -cE '^(test |ignore |  +)[^ ]+ +\.\.\. FAILED' "$log" || true)
-    # Tests that never reported (instance failed to start, crash...) count as failed.
-    if (( ok + bad < expected )); then bad=$(( expected - ok )); fi
-    if (( rc != 0 && bad == 0 )); then bad=$(( expected - ok > 0 ? expected - ok : 1 )); fi
-    echo "$ok $bad"
-}
-
-# Add the pg_regress artefacts of a failed run to the failure report.
-regress_failure_text() { # layer outdir
-    local out="$2"
-    [[ -s "$out/regression.diffs" ]] && add_failure_text "$1: $out/regression.diffs" "$out/regression.diffs"
-    [[ -f "$out/log/postmaster.log" ]] && add_failure_text "$1: tail of $out/log/postmaster.log" "$out/log/postmaster.log" 40
-    [[ -f "$out/log/initdb.log" && ! -d "$out/results" ]] && add_failure_text "$1: tail of $out/log/initdb.log" "$out/log/initdb.log" 20
     return 0
 }
 
-# stage_inputs SRC DEST TESTDIR NAME...: copy the inputs pg_regress reads
-# (SRC/TESTDIR/, SRC/expected/ and, when present, SRC/input, output, data)
-# into DEST, owned by the server user. A test without expected output gets an
-# empty one there, so it still runs and fails with its whole output as the
-# diff instead of aborting pg_regress ("diff command failed").
-stage_inputs() {
-    local src="$1" dest="$2" tdir="$3"; shift 3
-    local d n rel="${src#"$ROOT"}"; rel="${rel#/}"; rel="${rel:+$rel/}"
-    rm -rf "$dest"; mkdir -p "$dest/expected"
-    for d in "$tdir" expected input output data; do
-        [[ -d "$src/$d" ]] && cp -r "$src/$d" "$dest/"
-    done
-    for n in "$@"; do
-        if ! compgen -G "$dest/expected/$n.out" >/dev/null \
-           && ! compgen -G "$dest/expected/${n}_[0-9].out" >/dev/null; then
-            : >"$dest/expected/$n.out"
-            printf '\n----- missing expected output for %s -----\n%s\n' "$n" \
-                "no ${rel}expected/$n.out; its actual output is the diff below" >>"$FAIL_REPORT"
-        fi
-    done
-    is_root && chown -R "$PG_OS_USER:" "$dest"
-    return 0
-}
-
-# Parse a prove / pg_prove (TAP::Harness) log. Sets H_PASS H_FAIL H_ASSERT
-# H_AFAIL H_FAILED_FILES (array). A file passed iff its line reads "FILE .. ok"
-# (or "skipped"); assertion totals come from the "Files=N, Tests=M" line and
-# the "Failed: K" counts of the Test Summary Report.
-parse_harness() { # log rc file...
-    local log="$1" rc="$2"; shift 2
-    local f
-    H_PASS=0; H_FAIL=0; H_FAILED_FILES=()
-    for f in "$@"; do
-        if awk -v f="$f" 'substr($0, 1, length(f)) == f &&
-                substr($0, length(f) + 1) ~ /^ \.+ (ok|skipped)/ { found = 1 }
-                END { exit !found }' "$log"; then
-            H_PASS=$((H_PASS + 1))
-        else
-            H_FAIL=$((H_FAIL + 1)); H_FAILED_FILES+=("$f")
-        fi
-    done
-    H_ASSERT=$(sed -nE 's/^Files=[0-9]+, Tests=([0-9]+),.*/\1/p' "$log" | tail -n1)
-    [[ -n "$H_ASSERT" ]] || H_ASSERT="?"
-    H_AFAIL=$(sed -nE 's/^.* \(Wstat: .*Tests: [0-9]+ Failed: ([0-9]+)\)$/\1/p' "$log" \
-              | awk '{s+=$1} END {print s+0}')
-    # Harness died without per-file verdicts but said nothing failed: trust rc.
-    if (( rc != 0 && H_FAIL == 0 )); then
-        H_FAIL=$#; H_PASS=0; H_FAILED_FILES=("$@")
-    fi
-}
-
-# ---------------------------------------------------------------------------
-# a. pg_regress
-regress_tests() { # fills R_TESTS (names) and R_ARGS (test args for pg_regress)
-    local names=() n
-    shopt -s nullglob
-    for n in "$ROOT"/sql/*.sql; do n="${n##*/}"; names+=("${n%.sql}"); done
-    shopt -u nullglob
-    R_TESTS=(); R_ARGS=()
-    ((${#names[@]})) || return 0
-    mapfile -t names < <(printf '%s\n' "${names[@]}" | LC_ALL=C sort)
-    local sched="$ROOT/test/regress_schedule"
-    if [[ -n "$ONLY" ]]; then
-        # 00_setup creates what the others use
-        for n in "${names[@]}"; do
-            if [[ "$n" == 00_setup ]] || wanted "$n"; then R_TESTS+=("$n"); fi
-        done
-        R_ARGS=("${R_TESTS[@]}")
-        return 0
-    fi
-    if [[ ! -f "$sched" ]]; then
-        R_TESTS=("${names[@]}"); R_ARGS=("${names[@]}")
-        return 0
-    fi
-    local gen="$OUT/regress_schedule" line kw rest listed=" "
-    : >"$gen"
-    while IFS= read -r line || [[ -n "$line" ]]; do
-        line="${line%%#*}"; line="$(echo "$line" | xargs)"
-        [[ -n "$line" ]] || continue
-        if [[ "$line" =~ ^(test|ignore):(.*)$ ]]; then
-            kw="${BASH_REMATCH[1]}"; rest="${BASH_REMATCH[2]}"
-        else
-            kw="test"; rest="$line"
-        fi
-        echo "$kw: $rest" >>"$gen"
-        if [[ "$kw" == test ]]; then
-            for n in $rest; do R_TESTS+=("$n"); listed+="$n "; done
-        else
-            for n in $rest; do listed+="$n "; done
-        fi
-    done <"$sched"
-    for n in "${names[@]}"; do
-        if [[ "$listed" != *" $n "* ]]; then
-            echo "note: sql/$n.sql is not in test/regress_schedule; running it last"
-            echo "test: $n" >>"$gen"; R_TESTS+=("$n")
-        fi
-    done
-    R_ARGS=(--schedule="$gen")
-}
-
-# Shared-server mode: the syncwf worker stays connected to the test database
-# (syncwf.database = 'regression'), so each layer drops it with FORCE first.
-shared_drop_db() {
-    [[ -n "$SHARED_PORT" ]] || return 0
-    run_pg psql -X -q -h "$SHARED_SOCK" -p "$SHARED_PORT" -U postgres -d postgres \
-        -c "DROP DATABASE IF EXISTS regression WITH (FORCE)" >/dev/null
-}
-
-layer_regress() {
-    local name="pg_regress$LAYER_TAG" out="$OUT${LAYER_TAG:+/valgrind}/regress"
-    log "layer a: pg_regress (sql/*.sql)"
-    regress_tests
-    if ((${#R_TESTS[@]} == 0)); then
-        echo "no tests (no sql/*.sql)"; record "$name" 0 0 "no tests"; return
-    fi
-    run_pg mkdir -p "$out"
-    stage_inputs "$ROOT" "$out/input" sql "${R_TESTS[@]}"
-    shared_drop_db
-    local rc=0 target
-    target=(--temp-instance="$out/tmp_instance" --temp-config="$CONF" --no-locale)
-    [[ -n "$SHARED_PORT" ]] && target=(--host="$SHARED_SOCK" --port="$SHARED_PORT" --user=postgres)
-    (cd "$out" && run_pg "$PG_REGRESS" "${target[@]}" --bindir="$PG_BINDIR" \
-        --inputdir="$out/input" --outputdir="$out" --encoding=UTF8 --dbname=regression \
-        "${R_ARGS[@]}") 2>&1 | tee "$out/pg_regress.log" || rc=$?
-    read -r p f < <(count_regress "$out/pg_regress.log" "${#R_TESTS[@]}" "$rc")
-    ((f == 0)) || regress_failure_text "$name" "$out"
-    echo "pg_regress: $p passed, $f failed"
-    record "$name" "$p" "$f" "$((p + f)) tests"
-}
-
-# a', b', c'. the SQL layers against one server under valgrind (SYNCWF_VALGRIND=1)
-layer_valgrind() {
-    local name="valgrind memcheck" vg="$OUT/valgrind"
-    log "layers a, b, c against one server under valgrind memcheck (slow)"
-    run_pg mkdir -p "$vg"
-    local wrapper="$vg/postgres-valgrind"
-    cat >"$wrapper" <<EOF
-#!/bin/sh
-exec valgrind --tool=memcheck --trace-children=yes --leak-check=no --error-limit=no \\
-    --suppressions='$ROOT/test/valgrind.supp' \\
-    --log-file='$vg/%p.log' '$PG_BINDIR/postgres' "\$@"
-EOF
-    chmod 755 "$wrapper"
-    local port; port=$(free_port 54900)
-    PG_CTL_EXTRA=(-p "$wrapper"); PG_CTL_TIMEOUT=600
-    if ! start_instance "$vg" "$port"; then
-        add_failure_text "valgrind instance start" "$vg/postmaster.log" 40
-        record "$name" 0 1 "instance did not start"; return
-    fi
-    local vg_data="$INST_DATA"
-    SHARED_SOCK="$INST_SOCK"; SHARED_PORT="$port"; LAYER_TAG=" (valgrind)"
-    layer_regress
-    layer_isolation
-    layer_pgtap
-    SHARED_SOCK=""; SHARED_PORT=""; LAYER_TAG=""
-    stop_instance "$vg_data"
-    PG_CTL_EXTRA=(); unset PG_CTL_TIMEOUT
-
-    # Valgrind errors whose report mentions syncwf: the string itself (frames
-    # "(in .../syncwf.so)") or a frame in one of the module's functions (with
-    # debug info valgrind prints "func (holds.c:12)", not the object name).
-    local vgbad="$vg/syncwf-errors.txt" nlogs
-    nlogs=$(find "$vg" -maxdepth 1 -name '[0-9]*.log' | wc -l)
-    nm --defined-only "$("$PG_CONFIG" --pkglibdir)/syncwf.so" 2>/dev/null \
-        | awk '$2 ~ /^[tTwWiI]$/ { print $3 }' | sed 's/\..*//' | sort -u >"$vg/syncwf-functions.txt" || true
-    SYNCWF_FUNCS="$vg/syncwf-functions.txt" perl -e '
-        my %fn;
-        if (open my $fh, "<", $ENV{SYNCWF_FUNCS}) { while (<$fh>) { chomp; $fn{$_} = 1 if length } }
-        my $bad = 0;
-        for my $f (@ARGV) {
-            open my $fh, "<", $f or next; local $/; my $t = <$fh>;
-            next unless $t =~ /ERROR SUMMARY: ([1-9][0-9]*) errors/;
-            my @blocks = split /^==\d+==\s*\n/m, $t;
-            for my $b (@blocks) {
-                my $hit = $b =~ /syncwf/;
-                while (!$hit && $b =~ /^==\d+==\s+(?:at|by) 0x[0-9A-Fa-f]+: ([A-Za-z_][A-Za-z0-9_]*)/mg) {
-                    $hit = 1 if $fn{$1};
-                }
-                next unless $hit;
-                next if $b =~ /Memcheck, a memory error detector|ERROR SUMMARY|Command:/;
-                print "== $f\n$b\n"; $bad++;
-            }
-        }
-        exit($bad ? 1 : 0);' "$vg"/[0-9]*.log >"$vgbad" 2>/dev/null || true
-    local verrs; verrs=$(grep -c '^== ' "$vgbad" || true)
-    echo "valgrind: $nlogs process logs, $verrs error reports mentioning syncwf"
-    if ((verrs > 0)); then
-        add_failure_text "valgrind errors mentioning syncwf" "$vgbad"
-        record "$name" 0 1 "$nlogs process logs; $verrs error report(s) mentioning syncwf"
+declare -A V_PASS V_FAIL V_TIME V_NOTE
+run_major() {
+    local m="$1" out="$OUT_ROOT/pg$1" t0=$SECONDS rc=0
+    log "PostgreSQL $m"
+    mkdir -p "$out"
+    if [[ "$m" == "$HOST_MAJOR" ]]; then
+        SYNCWF_PG_MAJOR="$m" SYNCWF_TEST_OUT="$out" bash "$SYNCWF_ROOT/scripts/suite.sh" || rc=$?
     else
-        record "$name" 1 0 "$nlogs process logs; no error touching syncwf"
-    fi
-}
-
-# b. isolation
-layer_isolation() {
-    local name="isolation$LAYER_TAG" out="$OUT${LAYER_TAG:+/valgrind}/isolation" specs=() s
-    log "layer b: isolation (test/isolation/specs/*.spec)"
-    shopt -s nullglob
-    for s in "$ROOT"/test/isolation/specs/*.spec; do
-        s="${s##*/}"; wanted "${s%.spec}" && specs+=("${s%.spec}")
-    done
-    shopt -u nullglob
-    if ((${#specs[@]} == 0)); then
-        echo "no tests (no test/isolation/specs/*.spec)"; record "$name" 0 0 "no tests"; return
-    fi
-    mapfile -t specs < <(printf '%s\n' "${specs[@]}" | LC_ALL=C sort)
-    run_pg mkdir -p "$out"
-    stage_inputs "$ROOT/test/isolation" "$out/input" specs "${specs[@]}"
-    shared_drop_db
-    local rc=0 target
-    target=(--temp-instance="$out/tmp_instance" --temp-config="$CONF" --no-locale)
-    [[ -n "$SHARED_PORT" ]] && target=(--host="$SHARED_SOCK" --port="$SHARED_PORT" --user=postgres)
-    (cd "$out" && run_pg "$PG_ISOLATION_REGRESS" "${target[@]}" --bindir="$PG_BINDIR" \
-        --inputdir="$out/input" --outputdir="$out" --encoding=UTF8 \
-        --dbname=regression \
-        "${specs[@]}") 2>&1 | tee "$out/pg_isolation_regress.log" || rc=$?
-    read -r p f < <(count_regress "$out/pg_isolation_regress.log" "${#specs[@]}" "$rc")
-    ((f == 0)) || regress_failure_text "$name" "$out"
-    echo "isolation: $p passed, $f failed"
-    record "$name" "$p" "$f" "$((p + f)) specs"
-}
-
-# c. pgTAP
-layer_pgtap() {
-    local name="pgTAP$LAYER_TAG" dir="$OUT${LAYER_TAG:+/valgrind}/pgtap" files=() x
-    log "layer c: pgTAP (test/pgtap/*.sql via pg_prove)"
-    shopt -s nullglob
-    for x in "$ROOT"/test/pgtap/*.sql; do
-        x="${x##*/}"; wanted "${x%.sql}" && files+=("test/pgtap/$x")
-    done
-    shopt -u nullglob
-    if ((${#files[@]} == 0)); then
-        echo "no tests (no test/pgtap/*.sql)"; record "$name" 0 0 "no tests"; return
-    fi
-    run_pg mkdir -p "$dir"
-    local port
-    if [[ -n "$SHARED_PORT" ]]; then
-        port="$SHARED_PORT"; INST_SOCK="$SHARED_SOCK"; INST_DATA=""
-    else
-        port=$(free_port 54700)
-        if ! start_instance "$dir" "$port"; then
-            add_failure_text "pgTAP instance start" "$dir/postmaster.log" 40
-            record "$name" 0 "${#files[@]}" "${#files[@]} files; instance setup failed"; return
+        local dir; dir="$(chroot_dir "$m")"
+        if ! chroot_build "$m" 2>"$OUT_ROOT/chroot-pg$m.err"; then
+            V_NOTE[$m]="its chroot could not be built: $(tail -n 1 "$OUT_ROOT/chroot-pg$m.err")"
+            cat "$OUT_ROOT/chroot-pg$m.err" >&2
+            V_PASS[$m]=0; V_FAIL[$m]=1; V_TIME[$m]=$((SECONDS - t0)); return
         fi
+        chroot_mount_system "$dir"
+        chroot_bind_repo "$dir" "$SYNCWF_ROOT"
+        local envv=()
+        mapfile -t envv < <(suite_env)
+        # A PID namespace of its own: the suite's shell is its init and
+        # reaps the postmasters the Perl TAP tests kill -9 at once (left to
+        # this machine's init, a killed postmaster can stay a zombie for a
+        # while, and its postmaster.pid then looks alive to the next start).
+        unshare --pid --fork --mount-proc="$dir/proc" \
+            chroot "$dir" /usr/bin/env -i "${envv[@]}" SYNCWF_PG_MAJOR="$m" SYNCWF_TEST_OUT="$out" \
+            bash "$SYNCWF_ROOT/scripts/suite.sh" </dev/null || rc=$?
+        chroot_umount_all "$dir"
     fi
-    local db=regression
-    shared_drop_db
-    if ! run_pg psql -X -q -v ON_ERROR_STOP=1 -h "$INST_SOCK" -p "$port" -U postgres -d postgres \
-            -c "CREATE DATABASE $db" \
-         || ! run_pg psql -X -q -v ON_ERROR_STOP=1 -h "$INST_SOCK" -p "$port" -U postgres -d "$db" \
-            -c "CREATE EXTENSION pgtap" -c "CREATE EXTENSION syncwf"; then
-        if [[ -n "$INST_DATA" ]]; then stop_instance "$INST_DATA"; fi
-        add_failure_text "pgTAP database setup" "$dir/postmaster.log" 40
-        record "$name" 0 "${#files[@]}" "${#files[@]} files; instance setup failed"; return
+    V_TIME[$m]=$((SECONDS - t0))
+    local last=""
+    [[ -f "$out/summary.txt" ]] && last="$(tail -n 1 "$out/summary.txt")"
+    if [[ "$last" =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
+        V_PASS[$m]=${BASH_REMATCH[1]}; V_FAIL[$m]=${BASH_REMATCH[2]}
+        if ((rc != 0 && V_FAIL[$m] == 0)); then
+            V_FAIL[$m]=1; V_NOTE[$m]="the suite exited with status $rc"
+        fi
+    else
+        V_PASS[$m]=0; V_FAIL[$m]=1
+        V_NOTE[$m]="the suite ended (status $rc) without a summary; see its output above"
     fi
-    local rc=0
-    (cd "$ROOT" && run_pg pg_prove -h "$INST_SOCK" -p "$port" -U postgres -d "$db" \
-        "${files[@]}") 2>&1 | tee "$dir/pg_prove.log" || rc=$?
-    if [[ -n "$INST_DATA" ]]; then stop_instance "$INST_DATA"; fi
-    parse_harness "$dir/pg_prove.log" "$rc" "${files[@]}"
-    if ((H_FAIL > 0)); then
-        add_failure_text "pgTAP: pg_prove output" "$dir/pg_prove.log"
-        add_failure_text "pgTAP: tail of $dir/postmaster.log" "$dir/postmaster.log" 40
-    fi
-    echo "pgTAP: $H_PASS passed, $H_FAIL failed"
-    record "$name" "$H_PASS" "$H_FAIL" "${#files[@]} files; assertions: $H_ASSERT run, $H_AFAIL failed"
 }
 
-# d. Perl TAP (PostgreSQL::Test::Cluster)
-layer_tap() {
-    local name="Perl TAP" dir="$OUT/tap" files=() x
-    log "layer d: Perl TAP (test/t/*.pl via prove)"
-    shopt -s nullglob
-    for x in "$ROOT"/test/t/*.pl; do
-        x="${x##*/}"; wanted "${x%.pl}" && files+=("t/$x")
-    done
-    shopt -u nullglob
-    if ((${#files[@]} == 0)); then
-        echo "no tests (no test/t/*.pl)"; record "$name" 0 0 "no tests"; return
-    fi
-    run_pg mkdir -p "$dir/tmp_check"
-    # What PGXS's prove_installcheck sets: TESTDIR (tmp_check/ and its log/
-    # go under it), PG_REGRESS (Cluster.pm's init runs pg_regress
-    # --config-auth), the PG bindir first on PATH (initdb, pg_ctl, psql,
-    # pg_config), the PGXS perl modules and test/ on @INC.
-    local rc=0
-    (cd "$ROOT/test" && run_pg TESTDIR="$dir" PG_REGRESS="$PG_REGRESS" \
-        PERL5LIB="$PG_PERL_DIR:$ROOT/test" PGPORT="$(free_port 54800)" \
-        PG_TEST_TIMEOUT_DEFAULT="${PG_TEST_TIMEOUT_DEFAULT:-180}" \
-        prove -I "$PG_PERL_DIR" -I "$ROOT/test" "${files[@]}") 2>&1 \
-        | tee "$dir/prove.log" || rc=$?
-    parse_harness "$dir/prove.log" "$rc" "${files[@]}"
-    local f b
-    for f in "${H_FAILED_FILES[@]+"${H_FAILED_FILES[@]}"}"; do
-        b="${f##*/}"; b="${b%.pl}"
-        add_failure_text "Perl TAP $f: tail of regress_log_$b" "$dir/tmp_check/log/regress_log_$b" 60
-        for x in "$dir"/tmp_check/log/"${b}"_*.log; do
-            [[ -f "$x" ]] && add_failure_text "Perl TAP $f: tail of ${x##*/}" "$x" 30
-        done
-    done
-    echo "Perl TAP: $H_PASS passed, $H_FAIL failed"
-    record "$name" "$H_PASS" "$H_FAIL" "${#files[@]} files; assertions: $H_ASSERT run, $H_AFAIL failed"
-}
+for m in "${majors[@]}"; do
+    run_major "$m"
+done
 
-# ---------------------------------------------------------------------------
-if [[ "$VALGRIND" == 1 ]]; then
-    layer_valgrind
-else
-    [[ "$RUN_LAYERS" == *" regress "* ]] && layer_regress
-    [[ "$RUN_LAYERS" == *" isolation "* ]] && layer_isolation
-    [[ "$RUN_LAYERS" == *" pgtap "* ]] && layer_pgtap
-    [[ "$RUN_LAYERS" == *" tap "* ]] && layer_tap
-fi
-stop_servers
-if is_root; then chown -R "$PG_OS_USER:" "$OUT" 2>/dev/null || true; fi
-
-if [[ -s "$FAIL_REPORT" ]]; then
-    log "failure details (also in $FAIL_REPORT)"
-    cat "$FAIL_REPORT"
-fi
-
+log "summary over PostgreSQL ${majors[*]} ($((SECONDS - T0)) s; outputs in $OUT_ROOT/pgN)"
 TOTAL_P=0; TOTAL_F=0
-log "summary ($((SECONDS - START_TS)) s of tests; outputs in $OUT)"
-for l in "${LAYERS[@]}"; do
-    if [[ "${L_NOTE[$l]}" == "no tests" ]]; then
-        printf '  %-22s no tests\n' "$l:"
-    else
-        printf '  %-22s %d passed, %d failed (%s)\n' "$l:" "${L_PASS[$l]}" "${L_FAIL[$l]}" "${L_NOTE[$l]}"
+for m in "${majors[@]}"; do
+    printf 'PostgreSQL %s (%d s)\n' "$m" "${V_TIME[$m]}"
+    if [[ -f "$OUT_ROOT/pg$m/summary.txt" ]]; then
+        sed '$d' "$OUT_ROOT/pg$m/summary.txt"
     fi
-    TOTAL_P=$((TOTAL_P + ${L_PASS[$l]})); TOTAL_F=$((TOTAL_F + ${L_FAIL[$l]}))
+    printf '  %-22s %d passed, %d failed%s\n' "all layers:" "${V_PASS[$m]}" "${V_FAIL[$m]}" \
+        "${V_NOTE[$m]:+ ($(echo "${V_NOTE[$m]}"))}"
+    TOTAL_P=$((TOTAL_P + V_PASS[$m])); TOTAL_F=$((TOTAL_F + V_FAIL[$m]))
 done
 echo "$TOTAL_P passed, $TOTAL_F failed"
 ((TOTAL_F == 0))

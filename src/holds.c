@@ -16,6 +16,7 @@
  *
  *-------------------------------------------------------------------------
  */
+#include "compat.h"
 #include "syncwf.h"
 
 #include "access/xact.h"
@@ -344,7 +345,8 @@ sync_wait_loop(SyncEntry *first, char **names, int nnames, int64 timeout_us)
 			events |= WL_TIMEOUT;
 		}
 
-		(void) WaitLatch(MyLatch, events, sleep_ms, PG_WAIT_EXTENSION);
+		(void) WaitLatch(MyLatch, events, sleep_ms,
+						 sync_wait_event(SYNC_WAIT_ACQUIRE));
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
 	}
@@ -515,7 +517,7 @@ sync_bind_entry(AcquireRequest *req, int i, SyncLock *lock, uint64 request_id,
 	e->seq = seq;
 	e->priority = priority;
 	e->pid = MyProcPid;
-	e->procno = MyProc->pgprocno;
+	e->procno = sync_my_procno();
 	e->scope = scope;
 	e->partmask = req->partmask;
 	e->nlocks = req->nneeded;

@@ -27,6 +27,7 @@
  *
  *-------------------------------------------------------------------------
  */
+#include "compat.h"
 #include "syncwf.h"
 
 #include "access/genam.h"
@@ -543,7 +544,7 @@ sync_state_layout(Relation rel)
 		if (state_attnums[c] == InvalidAttrNumber)
 			elog(ERROR, "column \"%s\" of sync_state is missing", state_columns[c]);
 	}
-	pkey = RelationGetPrimaryKeyIndex(rel);
+	pkey = sync_primary_key_index(rel);
 	if (!OidIsValid(pkey))
 		elog(ERROR, "sync_state has no primary key");
 	idx = index_open(pkey, AccessShareLock);
@@ -589,7 +590,7 @@ sync_state_insert_row(Datum *values, bool *isnull)
 	InitResultRelInfo(rri, rel, 1, NULL, 0);
 	ExecOpenIndices(rri, false);
 	table_tuple_insert(rel, slot, GetCurrentCommandId(true), 0, NULL);
-	recheck = ExecInsertIndexTuples(rri, slot, estate, false, false, NULL, NIL);
+	recheck = sync_insert_index_tuples(rri, slot, estate);
 	Assert(recheck == NIL);		/* no deferrable constraint */
 	(void) recheck;
 	ExecCloseIndices(rri);
@@ -633,7 +634,7 @@ sync_state_delete(const char *name, const char *holder, const char *reason)
 	do
 	{
 		Snapshot	snapshot = RegisterSnapshot(GetTransactionSnapshot());
-		IndexScanDesc scan = index_beginscan(rel, idx, snapshot, 2, 0);
+		IndexScanDesc scan = sync_index_beginscan(rel, idx, snapshot, 2, 0);
 
 		retry = false;
 		index_rescan(scan, keys, 2, NULL, 0);

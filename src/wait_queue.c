@@ -27,6 +27,7 @@
  *
  *-------------------------------------------------------------------------
  */
+#include "compat.h"
 #include "syncwf.h"
 
 #include "miscadmin.h"
@@ -245,7 +246,7 @@ sync_request_grant(SyncEntry *entry)
 	} while (e != entry);
 
 	/* a keyed holder is told by the worker's NOTIFY instead (keyed.c) */
-	if (entry->scope != SYNC_SCOPE_KEYED && entry->procno != MyProc->pgprocno)
+	if (entry->scope != SYNC_SCOPE_KEYED && entry->procno != sync_my_procno())
 		SetLatch(&GetPGProcByNumber(entry->procno)->procLatch);
 }
 

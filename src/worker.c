@@ -28,6 +28,7 @@
  *
  *-------------------------------------------------------------------------
  */
+#include "compat.h"
 #include "syncwf.h"
 
 #include "access/xact.h"
@@ -244,7 +245,7 @@ sync_reconcile_round(TimestampTz *next_wake)
 static void
 sync_worker_exit(int code, Datum arg)
 {
-	if (SyncState != NULL && SyncState->worker_procno == MyProc->pgprocno)
+	if (SyncState != NULL && SyncState->worker_procno == sync_my_procno())
 	{
 		SyncState->worker_procno = -1;
 		pg_atomic_write_u32(&SyncState->worker_pid, 0);
@@ -261,7 +262,7 @@ sync_worker_main(Datum main_arg)
 	BackgroundWorkerInitializeConnection(sync_database, NULL, 0);
 	pgstat_report_appname("syncwf worker");
 
-	SyncState->worker_procno = MyProc->pgprocno;
+	SyncState->worker_procno = sync_my_procno();
 	pg_atomic_write_u32(&SyncState->worker_pid, (uint32) MyProcPid);
 	before_shmem_exit(sync_worker_exit, (Datum) 0);
 	ereport(LOG,
@@ -303,6 +304,7 @@ sync_worker_main(Datum main_arg)
 				(long) Min((next - now + 999) / 1000, (int64) 3600 * 1000);
 			events |= WL_TIMEOUT;
 		}
-		(void) WaitLatch(MyLatch, events, timeout_ms, PG_WAIT_EXTENSION);
+		(void) WaitLatch(MyLatch, events, timeout_ms,
+						 sync_wait_event(SYNC_WAIT_WORKER_MAIN));
 	}
 }

@@ -1,0 +1,168 @@
+# shellcheck shell=bash
+# Debian chroots that run the test suite against PostgreSQL majors the host
+# does not have (sourced by scripts/test.sh; `bash scripts/chroot.sh build 17`
+# builds one by hand, `... shell 17` opens a root shell in it).
+#
+# A chroot is built from Debian's own packages: debootstrap --variant=minbase
+# of the suite that carries the major (17: trixie, 18: sid), then Debian's
+# postgresql-N, -server-dev-N, -pgtap, -cron and the Perl test modules.
+# It lives outside the clone, in $SYNCWF_CACHE (default /var/cache/syncwf),
+# as pgN-SUITE/, and is reused while its stamp file matches the recipe below;
+# a changed recipe rebuilds it. Building takes a few minutes; reusing it,
+# none. Needs root (debootstrap, chroot, mount).
+#
+# While tests run, the chroot gets /proc, a tmpfs on /dev/shm (mode 1777;
+# PostgreSQL's dynamic shared memory lives there) and the clone itself,
+# bind-mounted at the same absolute path, so paths in logs are the host's.
+# The postgresql-common hooks never start a server there: policy-rc.d
+# forbids starting services and createcluster.conf creates no default
+# cluster.
+
+SYNCWF_CACHE="${SYNCWF_CACHE:-/var/cache/syncwf}"
+# Bump when the recipe changes: every cached chroot is then rebuilt.
+SYNCWF_CHROOT_RECIPE=3
+
+# The Debian suite that carries PostgreSQL major $1.
+chroot_suite() {
+    case "$1" in
+        17) echo trixie ;;
+        18) echo sid ;;
+        *) return 1 ;;
+    esac
+}
+
+chroot_dir() { echo "$SYNCWF_CACHE/pg$1-$(chroot_suite "$1")"; }
+
+chroot_packages() {
+    local m="$1"
+    echo "postgresql-$m postgresql-server-dev-$m postgresql-$m-pgtap postgresql-$m-cron" \
+         "libipc-run-perl libtap-parser-sourcehandler-pgtap-perl make gcc libc6-dev" \
+         "procps ca-certificates"
+}
+
+# The package mirror the host's apt uses for Debian (so the chroot is
+# fetched from the same registry), or nothing: debootstrap's default.
+host_debian_mirror() {
+    local f u
+    for f in /etc/apt/sources.list.d/*.sources; do
+        [[ -f "$f" ]] || continue
+        u="$(awk '/^URIs:/ { for (i = 2; i <= NF; i++) if ($i ~ /\/debian\/?$/) { print $i; exit } }' "$f")"
+        [[ -n "$u" ]] && { echo "$u"; return; }
+    done
+    if [[ -f /etc/apt/sources.list ]]; then
+        awk '$1 == "deb" { for (i = 2; i <= NF; i++) if ($i ~ /^[a-z]+:\/\/.*\/debian\/?$/) { print $i; exit } }' \
+            /etc/apt/sources.list
+    fi
+}
+
+chroot_stamp_text() {
+    printf 'recipe %s\nsuite %s\npackages %s\n' "$SYNCWF_CHROOT_RECIPE" \
+        "$(chroot_suite "$1")" "$(chroot_packages "$1")"
+}
+
+chroot_ready() {
+    local dir; dir="$(chroot_dir "$1")"
+    [[ -f "$dir/.syncwf-stamp" ]] && [[ "$(cat "$dir/.syncwf-stamp")" == "$(chroot_stamp_text "$1")" ]] \
+        && [[ -x "$dir/usr/lib/postgresql/$1/bin/pg_config" ]]
+}
+
+# mount_in_chroot DIR: /proc and a 1777 tmpfs on /dev/shm (idempotent).
+chroot_mount_system() {
+    local dir="$1"
+    mkdir -p "$dir/proc" "$dir/dev/shm"
+    mountpoint -q "$dir/proc" || mount -t proc proc "$dir/proc"
+    mountpoint -q "$dir/dev/shm" || mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs "$dir/dev/shm"
+    chmod 1777 "$dir/dev/shm"
+}
+
+# chroot_umount_all DIR: undo every mount below DIR, innermost first.
+chroot_umount_all() {
+    local dir="$1" m
+    [[ -d "$dir" ]] || return 0
+    # /proc/mounts escapes spaces as \040; our paths have none.
+    while read -r m; do
+        umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true
+    done < <(awk -v d="$dir" '$2 == d || index($2, d "/") == 1 { print $2 }' /proc/mounts | sort -r)
+}
+
+# chroot_bind_repo DIR ROOT: the clone at the same path inside the chroot.
+chroot_bind_repo() {
+    local dir="$1" root="$2"
+    mkdir -p "$dir$root"
+    mountpoint -q "$dir$root" || mount --bind "$root" "$dir$root"
+}
+
+# chroot_build MAJOR: build (or rebuild) the chroot for MAJOR unless ready.
+# Prints progress to stdout; returns non-zero with a reason on stderr.
+chroot_build() {
+    local m="$1" suite dir tmp mirror
+    suite="$(chroot_suite "$m")" || { echo "no Debian suite known for PostgreSQL $m" >&2; return 1; }
+    dir="$(chroot_dir "$m")"
+    chroot_ready "$m" && return 0
+    [[ "$(id -u)" -eq 0 ]] || { echo "building a chroot needs root" >&2; return 1; }
+    if ! command -v debootstrap >/dev/null 2>&1; then
+        echo "installing debootstrap"
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends debootstrap </dev/null \
+            || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+                    --no-install-recommends debootstrap </dev/null; } \
+            || { echo "cannot install debootstrap" >&2; return 1; }
+    fi
+    mkdir -p "$SYNCWF_CACHE"
+    tmp="$dir.building"
+    chroot_umount_all "$tmp"
+    rm -rf "$tmp"
+    mirror="$(host_debian_mirror)"
+    echo "building the PostgreSQL $m chroot: debootstrap $suite into $tmp"
+    # shellcheck disable=SC2086  # an empty mirror means debootstrap's default
+    if ! debootstrap --variant=minbase "$suite" "$tmp" $mirror >"$tmp.log" 2>&1; then
+        tail -n 20 "$tmp.log" >&2
+        echo "debootstrap $suite failed (log: $tmp.log)" >&2
+        return 1
+    fi
+    # No service starts inside, and no default cluster is created.
+    printf '#!/bin/sh\nexit 101\n' >"$tmp/usr/sbin/policy-rc.d"
+    chmod 755 "$tmp/usr/sbin/policy-rc.d"
+    mkdir -p "$tmp/etc/postgresql-common"
+    echo "create_main_cluster = false" >"$tmp/etc/postgresql-common/createcluster.conf"
+    # sid's Release file can be past its Valid-Until by this machine's clock.
+    echo 'Acquire::Check-Valid-Until "false";' >"$tmp/etc/apt/apt.conf.d/99syncwf"
+    cp /etc/resolv.conf "$tmp/etc/resolv.conf" 2>/dev/null || true
+    chroot_mount_system "$tmp"
+    local rc=0
+    # shellcheck disable=SC2046  # the package list is words
+    chroot "$tmp" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive \
+        LC_ALL=C.UTF-8 sh -c "apt-get update -q && apt-get install -y -q --no-install-recommends $(chroot_packages "$m")" \
+        >>"$tmp.log" 2>&1 </dev/null || rc=$?
+    if ((rc == 0)) && ! chroot "$tmp" test -x "/usr/lib/postgresql/$m/bin/pg_config"; then
+        rc=1
+    fi
+    chroot "$tmp" apt-get clean >/dev/null 2>&1 || true
+    chroot_umount_all "$tmp"
+    if ((rc != 0)); then
+        tail -n 20 "$tmp.log" >&2
+        echo "installing PostgreSQL $m packages in the $suite chroot failed (log: $tmp.log)" >&2
+        return 1
+    fi
+    chroot_stamp_text "$m" >"$tmp/.syncwf-stamp"
+    chroot_umount_all "$dir"
+    rm -rf "$dir"
+    mv "$tmp" "$dir"
+    mv "$tmp.log" "$dir.log"
+    echo "PostgreSQL $m chroot ready: $dir"
+}
+
+if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then
+    set -euo pipefail
+    case "${1:-}" in
+        build) chroot_build "${2:?major}" ;;
+        shell)
+            d="$(chroot_dir "${2:?major}")"
+            chroot_ready "$2" || { echo "no chroot for $2; run: $0 build $2" >&2; exit 1; }
+            root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)"
+            chroot_mount_system "$d"; chroot_bind_repo "$d" "$root"
+            trap 'chroot_umount_all "$d"' EXIT
+            chroot "$d" /bin/bash -c "cd '$root' && exec bash"
+            ;;
+        *) echo "usage: $0 build|shell MAJOR" >&2; exit 2 ;;
+    esac
+fi

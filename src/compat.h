@@ -1,0 +1,122 @@
+/*-------------------------------------------------------------------------
+ *
+ * compat.h
+ *		Every difference between the PostgreSQL majors syncwf supports
+ *		(15, 16, 17, 18), in one place.
+ *
+ * The engine calls the names below and never tests PG_VERSION_NUM itself.
+ * Each guard is keyed on the release that made the change, so a major this
+ * project cannot test here (16) takes the branch its headers need:
+ *
+ *		16  ExecInsertIndexTuples() gained "onlySummarizing"
+ *		17  PGPROC.pgprocno gave way to MyProcNumber / GetNumberFromPGProc();
+ *		    extensions can name their wait events (WaitEventExtensionNew)
+ *		18  RelationGetPrimaryKeyIndex() gained "deferrable_ok";
+ *		    index_beginscan() gained an instrumentation argument
+ *
+ * Owns no state but the per-process cache of the wait event ids (one copy
+ * per translation unit that asks; WaitEventExtensionNew() returns the same
+ * id for the same name in every process, so the copies agree).
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SYNCWF_COMPAT_H
+#define SYNCWF_COMPAT_H
+
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "executor/executor.h"
+#include "storage/proc.h"
+#include "utils/rel.h"
+#include "utils/relcache.h"
+#include "utils/wait_event.h"
+
+#if PG_VERSION_NUM < 150000
+#error "syncwf needs PostgreSQL 15 or later"
+#endif
+
+/* The PGPROC number of this backend (an index into ProcGlobal->allProcs). */
+static inline int
+sync_my_procno(void)
+{
+#if PG_VERSION_NUM >= 170000
+	return MyProcNumber;
+#else
+	return MyProc->pgprocno;
+#endif
+}
+
+/* The primary key index of rel; a deferrable one does not count. */
+static inline Oid
+sync_primary_key_index(Relation rel)
+{
+#if PG_VERSION_NUM >= 180000
+	return RelationGetPrimaryKeyIndex(rel, false);
+#else
+	return RelationGetPrimaryKeyIndex(rel);
+#endif
+}
+
+/*
+ * Insert the index entries of a new heap tuple (not an update, no
+ * speculative insertion, every index).  Returns the indexes that need a
+ * deferred uniqueness recheck.
+ */
+static inline List *
+sync_insert_index_tuples(ResultRelInfo *rri, TupleTableSlot *slot,
+						 EState *estate)
+{
+#if PG_VERSION_NUM >= 160000
+	return ExecInsertIndexTuples(rri, slot, estate, false, false, NULL, NIL,
+								 false);
+#else
+	return ExecInsertIndexTuples(rri, slot, estate, false, false, NULL, NIL);
+#endif
+}
+
+/* index_beginscan without instrumentation. */
+static inline IndexScanDesc
+sync_index_beginscan(Relation heap, Relation index, Snapshot snapshot,
+					 int nkeys, int norderbys)
+{
+#if PG_VERSION_NUM >= 180000
+	return index_beginscan(heap, index, snapshot, NULL, nkeys, norderbys);
+#else
+	return index_beginscan(heap, index, snapshot, nkeys, norderbys);
+#endif
+}
+
+/*
+ * Wait events.  On 17 and later each wait of syncwf has its own name in
+ * pg_stat_activity.wait_event and pg_wait_events (type "Extension"); on 15
+ * and 16 every one of them shows as the generic "Extension".
+ */
+typedef enum SyncWaitEvent
+{
+	SYNC_WAIT_ACQUIRE,			/* a blocking sync_acquire* waits for a grant */
+	SYNC_WAIT_WORKER_MAIN,		/* the background worker sleeps between rounds */
+	SYNC_WAIT_NUM_EVENTS
+} SyncWaitEvent;
+
+static inline uint32
+sync_wait_event(SyncWaitEvent which)
+{
+#if PG_VERSION_NUM >= 170000
+	static const char *const names[SYNC_WAIT_NUM_EVENTS] = {
+		[SYNC_WAIT_ACQUIRE] = "SyncwfAcquire",
+		[SYNC_WAIT_WORKER_MAIN] = "SyncwfWorkerMain",
+	};
+	static uint32 ids[SYNC_WAIT_NUM_EVENTS];
+
+	Assert(which >= 0 && which < SYNC_WAIT_NUM_EVENTS);
+	if (ids[which] == 0)
+		ids[which] = WaitEventExtensionNew(names[which]);
+	return ids[which];
+#else
+	(void) which;
+	return PG_WAIT_EXTENSION;
+#endif
+}
+
+#endif							/* SYNCWF_COMPAT_H */
