@@ -6,12 +6,20 @@ CREATE EXTENSION syncwf;
 SELECT extname, extversion, extrelocatable FROM pg_extension WHERE extname = 'syncwf';
 -- the preloaded module
 SHOW shared_preload_libraries;
--- every member object of the extension
-SELECT pg_describe_object(classid, objid, objsubid) AS member
-  FROM pg_depend
- WHERE refclassid = 'pg_extension'::regclass
-   AND refobjid = (SELECT oid FROM pg_extension WHERE extname = 'syncwf')
-   AND deptype = 'e'
+-- every member object of the extension (17 and later also record the row
+-- type of each table and view, and its array type, as members; they come
+-- with their relation, so they are left out here)
+SELECT pg_describe_object(d.classid, d.objid, d.objsubid) AS member
+  FROM pg_depend d
+ WHERE d.refclassid = 'pg_extension'::regclass
+   AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'syncwf')
+   AND d.deptype = 'e'
+   AND NOT EXISTS (SELECT 1
+                     FROM pg_type t
+                     LEFT JOIN pg_type elem ON elem.oid = t.typelem AND elem.typarray = t.oid
+                     JOIN pg_class c ON c.oid IN (t.typrelid, elem.typrelid)
+                    WHERE d.classid = 'pg_type'::regclass AND t.oid = d.objid
+                      AND c.relkind <> 'c')
  ORDER BY 1;
 -- function signatures, defaults, volatility, strictness
 SELECT p.oid::regprocedure AS function,

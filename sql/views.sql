@@ -12,10 +12,11 @@ CREATE EXTENSION IF NOT EXISTS syncwf;
 \d sync_locks
 \d sync_holders
 \d sync_waiters
--- the view definitions
-SELECT pg_get_viewdef('sync_locks'::regclass);
-SELECT pg_get_viewdef('sync_holders'::regclass);
-SELECT pg_get_viewdef('sync_waiters'::regclass);
+-- the view definitions (15 qualifies each column with the function's
+-- alias, 16 and later do not: the qualifier is taken out)
+SELECT regexp_replace(pg_get_viewdef(v), '\m(sync_lock_status|sync_entry_status)\.', '', 'g') AS definition
+  FROM unnest(ARRAY['sync_locks', 'sync_holders', 'sync_waiters']::regclass[]) WITH ORDINALITY AS u(v, n)
+ ORDER BY n \gx
 
 -- empty when nothing is held
 SELECT * FROM sync_locks;
