@@ -31,8 +31,11 @@ SELECT p.oid::regprocedure AS function,
  ORDER BY p.proname, p.oid::regprocedure::text;
 -- sync_limit: columns, constraints, triggers
 \d sync_limit
+-- (18 also lists each NOT NULL as a constraint; \d above shows the same
+-- columns as "not null" on every version)
 SELECT conname, pg_get_constraintdef(oid)
-  FROM pg_constraint WHERE conrelid = 'sync_limit'::regclass ORDER BY conname;
+  FROM pg_constraint WHERE conrelid = 'sync_limit'::regclass AND contype <> 'n'
+ ORDER BY conname;
 SELECT tgname, pg_get_triggerdef(oid)
   FROM pg_trigger WHERE tgrelid = 'sync_limit'::regclass AND NOT tgisinternal
  ORDER BY tgname;

@@ -22,6 +22,13 @@ $node->append_conf('postgresql.conf', "shared_preload_libraries = 'syncwf'");
 $node->append_conf('postgresql.conf', "restart_after_crash = on");
 $node->start;
 
+# How the postmaster names a backend killed by a signal: 18 says "client
+# backend (PID n)", earlier versions "server process (PID n)".
+my $killed_backend =
+  $node->safe_psql('postgres', 'SHOW server_version_num') >= 180000
+  ? 'client backend'
+  : 'server process';
+
 $node->safe_psql('postgres', q{
     CREATE EXTENSION syncwf;
     INSERT INTO sync_limit VALUES ('t/s', 1);
@@ -96,7 +103,7 @@ sub crash_backend
 	ok($node->poll_query_until('postgres', 'SELECT true'),
 		"$label: server accepts connections again after crash recovery");
 	like(slurp_file($node->logfile, $offset),
-		qr/server process \(PID $pid\) was terminated by signal 9/,
+		qr/$killed_backend \(PID $pid\) was terminated by signal 9/,
 		"$label: the postmaster saw the SIGKILLed backend");
 	return;
 }
