@@ -107,7 +107,8 @@ chroot_build() {
                     --no-install-recommends debootstrap </dev/null; } \
             || { echo "cannot install debootstrap" >&2; return 1; }
     fi
-    mkdir -p "$SYNCWF_CACHE"
+    mkdir -p "$SYNCWF_CACHE" 2>/dev/null && [[ -w "$SYNCWF_CACHE" ]] \
+        || { echo "cannot create the chroot cache $SYNCWF_CACHE (set SYNCWF_CACHE)" >&2; return 1; }
     tmp="$dir.building"
     chroot_umount_all "$tmp"
     rm -rf "$tmp"

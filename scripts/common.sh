@@ -132,7 +132,6 @@ load_pg_paths() {
     PG_BINDIR="$("$PG_CONFIG" --bindir)"
     PGXS_DIR="$(dirname "$(dirname "$("$PG_CONFIG" --pgxs)")")"   # .../lib/pgxs/src
     PG_REGRESS="$PGXS_DIR/test/regress/pg_regress"
-    PG_ISOLATION_REGRESS="$PGXS_DIR/test/isolation/pg_isolation_regress"
     PG_PERL_DIR="$PGXS_DIR/test/perl"
 }
 

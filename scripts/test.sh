@@ -120,7 +120,7 @@ for m in "${majors[@]}"; do
         sed '$d' "$OUT_ROOT/pg$m/summary.txt"
     fi
     printf '  %-22s %d passed, %d failed%s\n' "all layers:" "${V_PASS[$m]}" "${V_FAIL[$m]}" \
-        "${V_NOTE[$m]:+ ($(echo "${V_NOTE[$m]}"))}"
+        "${V_NOTE[$m]:+ (${V_NOTE[$m]})}"
     TOTAL_P=$((TOTAL_P + V_PASS[$m])); TOTAL_F=$((TOTAL_F + V_FAIL[$m]))
 done
 echo "$TOTAL_P passed, $TOTAL_F failed"
