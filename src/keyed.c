@@ -440,6 +440,8 @@ sync_keyed_request(char **names, int nnames, const char *holder,
 	xid = GetTopTransactionId();
 	if (controller != NULL)
 	{
+		bool		ctl_active;
+
 		ctl = sync_controller_slot(controller, true);
 
 		/*
@@ -448,7 +450,10 @@ sync_keyed_request(char **names, int nnames, const char *holder,
 		 * commits (like every heartbeat), and this request is queued as an
 		 * active controller's.
 		 */
-		if (!sync_controller_active(ctl))
+		LWLockAcquire(SyncState->controllers_lock, LW_SHARED);
+		ctl_active = sync_controller_active(ctl);
+		LWLockRelease(SyncState->controllers_lock);
+		if (!ctl_active)
 		{
 			(void) sync_controller_upsert(controller);
 			beating = true;
