@@ -280,6 +280,7 @@ void
 sync_grant_waiters(SyncLock *lock)
 {
 	dlist_mutable_iter iter;
+	bool		passing = false;
 
 	dlist_foreach_modify(iter, &lock->waiters)
 	{
@@ -291,9 +292,15 @@ sync_grant_waiters(SyncLock *lock)
 		{
 			/* held back by its own limit: those behind may go (see above) */
 			if (front->admit_limit >= 0)
+			{
+				passing = true;
 				continue;
+			}
 			break;
 		}
+		/* ... if they carry a limit of their own; the others keep order */
+		if (passing && front->admit_limit < 0)
+			break;
 		if (front->nlocks > 1)
 		{
 			sync_defer_request(front);
