@@ -8,9 +8,12 @@
  * Each guard is keyed on the release that made the change, so a major this
  * project cannot test here (16) takes the branch its headers need:
  *
- *		16  ExecInsertIndexTuples() gained "onlySummarizing"
+ *		16  ExecInsertIndexTuples() gained "onlySummarizing";
+ *		    lib/ilist.h gained dlist_node_init(), dlist_delete_thoroughly()
+ *		    and dlist_node_is_detached()
  *		17  PGPROC.pgprocno gave way to MyProcNumber / GetNumberFromPGProc();
- *		    extensions can name their wait events (WaitEventExtensionNew)
+ *		    extensions can name their wait events (WaitEventExtensionNew);
+ *		    LockHeldByMe() gained "orstronger"
  *		18  RelationGetPrimaryKeyIndex() gained "deferrable_ok";
  *		    index_beginscan() gained an instrumentation argument
  *
@@ -27,6 +30,8 @@
 
 #include "access/genam.h"
 #include "executor/executor.h"
+#include "lib/ilist.h"
+#include "storage/lock.h"
 #include "storage/proc.h"
 #include "utils/rel.h"
 #include "utils/relcache.h"
@@ -46,6 +51,51 @@ sync_my_procno(void)
 	return MyProc->pgprocno;
 #endif
 }
+
+/*
+ * Does this backend hold the heavyweight lock 'tag' in exactly 'mode'?  For
+ * assertions.
+ */
+static inline bool
+sync_lock_held_by_me(const LOCKTAG *tag, LOCKMODE mode)
+{
+#if PG_VERSION_NUM >= 170000
+	return LockHeldByMe(tag, mode, false);
+#else
+	return LockHeldByMe(tag, mode);
+#endif
+}
+
+/*
+ * A dlist node that is in no list, as 16's lib/ilist.h defines it: both
+ * links NULL.  dlist_delete_thoroughly() leaves a node so, which lets
+ * dlist_node_is_detached() tell whether it is in a list.
+ */
+#if PG_VERSION_NUM < 160000
+static inline void
+dlist_node_init(dlist_node *node)
+{
+	node->next = node->prev = NULL;
+}
+
+static inline void
+dlist_delete_thoroughly(dlist_node *node)
+{
+	node->prev->next = node->next;
+	node->next->prev = node->prev;
+	node->next = NULL;
+	node->prev = NULL;
+}
+
+static inline bool
+dlist_node_is_detached(const dlist_node *node)
+{
+	Assert((node->next == NULL && node->prev == NULL) ||
+		   (node->next != NULL && node->prev != NULL));
+
+	return node->next == NULL;
+}
+#endif
 
 /* The primary key index of rel; a deferrable one does not count. */
 static inline Oid

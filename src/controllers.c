@@ -24,6 +24,7 @@
  *
  *-------------------------------------------------------------------------
  */
+#include "compat.h"
 #include "syncwf.h"
 
 #include "miscadmin.h"
@@ -72,6 +73,7 @@ sync_heartbeat_fresh(TimestampTz heartbeat, TimestampTz now)
 static int
 sync_controller_find(const char *name)
 {
+	Assert(LWLockHeldByMe(SyncState->controllers_lock));
 	for (int i = 0; i < sync_max_controllers; i++)
 	{
 		SyncController *c = &SyncControllers[i];
@@ -177,6 +179,8 @@ sync_controller_unref(int slot)
 bool
 sync_controller_active(int slot)
 {
+	Assert(LWLockHeldByMe(SyncState->controllers_lock) ||
+		   sync_any_partition_held());
 	return slot < 0 || SyncControllers[slot].active;
 }
 
@@ -192,13 +196,15 @@ sync_move_entries(SyncLock *lock, int slot, bool activate)
 	dlist_mutable_iter iter;
 	int			moved = 0;
 
+	Assert(sync_partition_held(lock->hashcode, true));
 	dlist_foreach_modify(iter, from)
 	{
 		SyncEntry  *e = dlist_container(SyncEntry, lock_link, iter.cur);
 
 		if (e->controller != slot)
 			continue;
-		dlist_delete(&e->lock_link);
+		Assert(e->state == (activate ? SYNC_ENTRY_DORMANT : SYNC_ENTRY_PENDING));
+		dlist_delete_thoroughly(&e->lock_link);
 		if (activate)
 		{
 			lock->ndormant--;

@@ -96,13 +96,16 @@ sync_withdraw_request(SyncEntry *first)
 		SyncEntry  *next = e->next_in_request;
 		SyncLock   *lock = e->lock;
 
-		dlist_delete(&e->lock_link);
+		dlist_delete_thoroughly(&e->lock_link);
 		if (e->state == SYNC_ENTRY_PENDING)
 			lock->nwaiting--;
 		else if (e->state == SYNC_ENTRY_DORMANT)
 			lock->ndormant--;
 		else
+		{
+			Assert(e->state == SYNC_ENTRY_HELD);
 			lock->nheld--;
+		}
 		locks[nlocks++] = lock;
 		if (e->scope == SYNC_SCOPE_KEYED)
 			sync_keyed_free_entry(e);
@@ -128,7 +131,7 @@ sync_release_entry(SyncEntry *entry)
 
 	LWLockAcquire(partition, LW_EXCLUSIVE);
 	Assert(entry->state == SYNC_ENTRY_HELD);
-	dlist_delete(&entry->lock_link);
+	dlist_delete_thoroughly(&entry->lock_link);
 	lock->nheld--;
 	sync_entry_free(entry);
 	sync_grant_waiters(lock);
@@ -451,6 +454,7 @@ sync_read_limits(AcquireRequest *req)
 bool
 sync_limits_missing(AcquireRequest *req)
 {
+	Assert(sync_partitions_held(req->partmask, false));
 	for (int i = 0; i < req->nnames; i++)
 	{
 		SyncLock   *lock;
@@ -558,6 +562,7 @@ sync_bind_request(AcquireRequest *req, int32 priority, SyncScope scope,
 	TimestampTz now = GetCurrentTimestamp();
 	SyncEntry  *prev = NULL;
 
+	Assert(sync_partitions_held(req->partmask, true));
 	for (int pass = 0; pass < 2; pass++)
 	{
 		for (int i = 0; i < req->nnames; i++)
@@ -804,7 +809,7 @@ sync_acquire_locks(char **names, int nnames, int32 priority,
 		/* a try never queues and never jumps a queue */
 		granted = sync_request_grantable(first, true);
 		if (granted)
-			sync_request_grant(first);
+			sync_request_grant(first, false);
 		else
 			sync_unbind_request(&req);
 	}
@@ -819,7 +824,7 @@ sync_acquire_locks(char **names, int nnames, int32 priority,
 		} while (e != first);
 		granted = sync_request_grantable(first, true);
 		if (granted)
-			sync_request_grant(first);
+			sync_request_grant(first, false);
 	}
 	sync_unlock_partitions(req.partmask);
 

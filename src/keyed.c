@@ -33,6 +33,7 @@
  *
  *-------------------------------------------------------------------------
  */
+#include "compat.h"
 #include "syncwf.h"
 
 #include "access/xact.h"
@@ -166,6 +167,10 @@ sync_keyed_require_writable(void)
  *-------------------------------------------------------------------------
  */
 
+/*
+ * Find the holder record of 'key', or create it.  Caller holds holders_lock,
+ * exclusively to create.
+ */
 static SyncHolder *
 sync_holder_lookup(const char *key, bool create)
 {
@@ -173,6 +178,8 @@ sync_holder_lookup(const char *key, bool create)
 	SyncHolder *holder;
 	bool		found;
 
+	Assert(create ? LWLockHeldByMeInMode(SyncState->holders_lock, LW_EXCLUSIVE) :
+		   LWLockHeldByMe(SyncState->holders_lock));
 	memset(&tag, 0, sizeof(tag));
 	tag.dbid = MyDatabaseId;
 	strlcpy(tag.key, key, sizeof(tag.key));
@@ -196,6 +203,7 @@ sync_holder_entry(SyncHolder *holder, const char *name)
 {
 	dlist_iter	iter;
 
+	Assert(LWLockHeldByMe(SyncState->holders_lock));
 	if (holder == NULL)
 		return NULL;
 	dlist_foreach(iter, &holder->entries)
@@ -221,7 +229,8 @@ sync_keyed_free_entry(SyncEntry *entry)
 	SyncHolder *holder = entry->holder;
 
 	Assert(LWLockHeldByMeInMode(SyncState->holders_lock, LW_EXCLUSIVE));
-	dlist_delete(&entry->holder_link);
+	Assert(sync_partition_held(entry->lock->hashcode, true));
+	dlist_delete_thoroughly(&entry->holder_link);
 	if (--holder->nentries == 0)
 		hash_search(SyncHolderHash, &holder->tag, HASH_REMOVE, NULL);
 	if (entry->controller >= 0)
@@ -241,6 +250,7 @@ sync_keyed_free_entry(SyncEntry *entry)
 void
 sync_keyed_granted(SyncEntry *entry)
 {
+	Assert(sync_partition_held(entry->lock->hashcode, true));
 	entry->persisted = false;
 	if (entry->lease_us > 0)
 	{
@@ -308,6 +318,7 @@ sync_keyed_report_existing(SyncEntry **existing, char **names, int nnames,
 	int32		resorted_to = 0;
 	ListCell   *lc;
 
+	Assert(LWLockHeldByMe(SyncState->holders_lock));
 	/* a re-sort this transaction made applies at commit: it counts already */
 	foreach(lc, keyed_ops)
 	{
@@ -374,6 +385,7 @@ sync_same_request(SyncEntry **existing, int nnames)
 	SyncEntry  *e = existing[0];
 	int			ring = 0;
 
+	Assert(LWLockHeldByMe(SyncState->holders_lock));
 	for (int i = 1; i < nnames; i++)
 		if (existing[i]->request_id != e->request_id)
 			return false;
@@ -440,6 +452,8 @@ sync_keyed_request(char **names, int nnames, const char *holder,
 	xid = GetTopTransactionId();
 	if (controller != NULL)
 	{
+		bool		ctl_active;
+
 		ctl = sync_controller_slot(controller, true);
 
 		/*
@@ -448,7 +462,10 @@ sync_keyed_request(char **names, int nnames, const char *holder,
 		 * commits (like every heartbeat), and this request is queued as an
 		 * active controller's.
 		 */
-		if (!sync_controller_active(ctl))
+		LWLockAcquire(SyncState->controllers_lock, LW_SHARED);
+		ctl_active = sync_controller_active(ctl);
+		LWLockRelease(SyncState->controllers_lock);
+		if (!ctl_active)
 		{
 			(void) sync_controller_upsert(controller);
 			beating = true;
@@ -584,6 +601,7 @@ retry:
 		e->pid = 0;
 		e->procno = -1;
 		e->holder = h;
+		Assert(dlist_node_is_detached(&e->holder_link));
 		dlist_push_tail(&h->entries, &e->holder_link);
 		h->nentries++;
 		e->queued_at = order_at;
@@ -608,7 +626,7 @@ retry:
 	{
 		SyncEntry  *e = first;
 
-		sync_request_grant(first);
+		sync_request_grant(first, mode == SYNC_KEYED_FORCE);
 		/* our own row will say so */
 		do
 		{
@@ -664,6 +682,7 @@ sync_keyed_copy_info(SyncEntry *e, SyncKeyedInfo *info)
 {
 	LWLock	   *partition = sync_partition_lock(e->lock->hashcode);
 
+	Assert(LWLockHeldByMe(SyncState->holders_lock));
 	LWLockAcquire(partition, LW_SHARED);
 	info->found = true;
 	info->state = e->state;
@@ -868,7 +887,9 @@ sync_keyed_release_held(SyncEntry *e)
 	uint32		partmask = (e->next_in_request != e) ? e->partmask :
 		(1U << sync_partition_of(lock->hashcode));
 
+	Assert(LWLockHeldByMeInMode(SyncState->holders_lock, LW_EXCLUSIVE));
 	sync_lock_partitions(partmask, LW_EXCLUSIVE);
+	Assert(e->state == SYNC_ENTRY_HELD);
 	if (e->next_in_request != e)
 	{
 		SyncEntry  *p = e;
@@ -886,7 +907,7 @@ sync_keyed_release_held(SyncEntry *e)
 			p = p->next_in_request;
 		} while (p != rest);
 	}
-	dlist_delete(&e->lock_link);
+	dlist_delete_thoroughly(&e->lock_link);
 	lock->nheld--;
 	sync_keyed_free_entry(e);
 	sync_entry_free(e);
@@ -939,7 +960,7 @@ sync_apply_resort(KeyedOp *op)
 				SyncLock   *lock = e->lock;
 				bool		dormant = (e->state == SYNC_ENTRY_DORMANT);
 
-				dlist_delete(&e->lock_link);
+				dlist_delete_thoroughly(&e->lock_link);
 				if (dormant)
 					lock->ndormant--;
 				else
@@ -1007,6 +1028,8 @@ sync_keyed_purge(KeyedFilter filter, void *arg)
 	SyncLock   *lock;
 	int			n = 0;
 
+	Assert(LWLockHeldByMeInMode(SyncState->holders_lock, LW_EXCLUSIVE));
+	Assert(sync_partitions_held((1U << SYNC_NUM_PARTITIONS) - 1, true));
 	hash_seq_init(&status, sync_lock_hash());
 	while ((lock = hash_seq_search(&status)) != NULL)
 	{
@@ -1024,7 +1047,7 @@ sync_keyed_purge(KeyedFilter filter, void *arg)
 
 				if (e->scope != SYNC_SCOPE_KEYED || (filter && !filter(e, arg)))
 					continue;
-				dlist_delete(&e->lock_link);
+				dlist_delete_thoroughly(&e->lock_link);
 				if (e->state == SYNC_ENTRY_HELD)
 					lock->nheld--;
 				else if (e->state == SYNC_ENTRY_PENDING)
@@ -1427,6 +1450,7 @@ sync_keyed_install(List *rows, List *controllers, Oid limit_relid)
 		e->partmask = 1U << sync_partition_of(hashcode);
 		e->nlocks = 1;
 		e->holder = h;
+		Assert(dlist_node_is_detached(&e->holder_link));
 		dlist_push_tail(&h->entries, &e->holder_link);
 		h->nentries++;
 		e->queued_at = row->queued_at;
@@ -1445,6 +1469,7 @@ sync_keyed_install(List *rows, List *controllers, Oid limit_relid)
 			e->since = row->granted_at;
 			e->lease_expires = row->lease_expires;
 			e->persisted = true;
+			Assert(dlist_node_is_detached(&e->lock_link));
 			dlist_push_tail(&lock->holders, &e->lock_link);
 			lock->nheld++;
 			if (e->lease_expires != 0)
@@ -1545,6 +1570,14 @@ sync_keyed_load(Oid relid, bool nowait)
 	List	   *rows = NIL;
 	List	   *controllers = NIL;
 
+#ifdef USE_ASSERT_CHECKING
+	{
+		LOCKTAG		tag;
+
+		sync_load_locktag(&tag);
+		Assert(sync_lock_held_by_me(&tag, ExclusiveLock));
+	}
+#endif
 	if (sync_keyed_loaded(relid))
 		return true;
 	if (OidIsValid(relid))

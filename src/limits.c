@@ -361,6 +361,7 @@ sync_limits_precommit(void)
 static void
 sync_limit_apply(SyncLock *lock, int32 limit)
 {
+	Assert(sync_partition_held(lock->hashcode, true));
 	if (limit == LIMIT_UNDEFINED && sync_lock_is_launch_plan(lock->tag.name))
 		limit = PG_INT32_MAX;	/* no overall limit: only the versions' */
 	if (limit == LIMIT_UNDEFINED)

@@ -18,6 +18,7 @@
  *
  *-------------------------------------------------------------------------
  */
+#include "compat.h"
 #include "syncwf.h"
 
 #include "miscadmin.h"
@@ -203,6 +204,7 @@ sync_unlock_partitions(uint32 partmask)
 SyncLock *
 sync_lock_lookup(const SyncLockTag *tag, uint32 hashcode)
 {
+	Assert(sync_partition_held(hashcode, false));
 	return (SyncLock *) hash_search_with_hash_value(SyncLockHash, tag, hashcode,
 													HASH_FIND, NULL);
 }
@@ -211,21 +213,28 @@ sync_lock_lookup(const SyncLockTag *tag, uint32 hashcode)
 void
 sync_lock_remove(SyncLock *lock)
 {
+	Assert(sync_partition_held(lock->hashcode, true));
 	Assert(lock->nheld == 0 && lock->nwaiting == 0 && lock->ndormant == 0);
+	Assert(lock->cached != dlist_node_is_detached(&lock->idle_link));
 	if (lock->cached)
-		dlist_delete(&lock->idle_link);
+		dlist_delete_thoroughly(&lock->idle_link);
 	hash_search_with_hash_value(SyncLockHash, &lock->tag, lock->hashcode,
 								HASH_REMOVE, NULL);
 	pg_atomic_fetch_sub_u32(&SyncState->nlocks, 1);
 }
 
-/* A cached semaphore is about to be used again: take it off the idle list. */
+/*
+ * A cached semaphore is about to be used again: take it off the idle list.
+ * Caller holds its partition exclusively.
+ */
 void
 sync_lock_uncache(SyncLock *lock)
 {
+	Assert(sync_partition_held(lock->hashcode, true));
+	Assert(lock->cached != dlist_node_is_detached(&lock->idle_link));
 	if (lock->cached)
 	{
-		dlist_delete(&lock->idle_link);
+		dlist_delete_thoroughly(&lock->idle_link);
 		lock->cached = false;
 	}
 }
@@ -243,6 +252,7 @@ sync_evict_lru(uint32 hashcode, bool wait)
 {
 	int			home = sync_partition_of(hashcode);
 
+	Assert(!wait || !sync_any_partition_held());
 	for (int k = 0; k < SYNC_NUM_PARTITIONS; k++)
 	{
 		int			p = (home + k) % SYNC_NUM_PARTITIONS;
@@ -307,6 +317,7 @@ sync_lock_create(const SyncLockTag *tag, uint32 hashcode, bool *found)
 {
 	SyncLock   *lock;
 
+	Assert(sync_partition_held(hashcode, true));
 	lock = sync_lock_lookup(tag, hashcode);
 	if (lock != NULL)
 	{
@@ -348,6 +359,7 @@ sync_lock_create(const SyncLockTag *tag, uint32 hashcode, bool *found)
 	lock->cached = false;
 	lock->limit = 1;
 	lock->limit_relid = InvalidOid;
+	dlist_node_init(&lock->idle_link);
 	lock->nheld = 0;
 	lock->nwaiting = 0;
 	lock->ndormant = 0;
@@ -365,6 +377,7 @@ sync_lock_create(const SyncLockTag *tag, uint32 hashcode, bool *found)
 void
 sync_lock_idle(SyncLock *lock)
 {
+	Assert(sync_partition_held(lock->hashcode, true));
 	if (lock->nheld != 0 || lock->nwaiting != 0 || lock->ndormant != 0 ||
 		lock->cached)
 		return;
@@ -372,6 +385,7 @@ sync_lock_idle(SyncLock *lock)
 		   dlist_is_empty(&lock->dormant));
 	if (lock->kind == SYNC_KIND_SEMAPHORE && lock->limit_defined)
 	{
+		Assert(dlist_node_is_detached(&lock->idle_link));
 		lock->cached = true;
 		dlist_push_tail(&SyncState->idle_locks[sync_partition_of(lock->hashcode)],
 						&lock->idle_link);
@@ -398,6 +412,8 @@ sync_entry_alloc(void)
 	if (entry != NULL)
 	{
 		Assert(entry->state == SYNC_ENTRY_FREE);
+		Assert(dlist_node_is_detached(&entry->lock_link));
+		Assert(dlist_node_is_detached(&entry->holder_link));
 		entry->next_free = -1;
 		entry->lock = NULL;
 		entry->next_in_request = entry;
@@ -423,6 +439,8 @@ sync_entry_free(SyncEntry *entry)
 	int			index = entry - SyncEntries;
 
 	Assert(index >= 0 && index < sync_max_entries);
+	Assert(dlist_node_is_detached(&entry->lock_link));
+	Assert(dlist_node_is_detached(&entry->holder_link));
 	entry->state = SYNC_ENTRY_FREE;
 	entry->lock = NULL;
 	entry->request_id = 0;

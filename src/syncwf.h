@@ -297,6 +297,44 @@ extern void sync_lock_partitions(uint32 partmask, LWLockMode mode);
 extern void sync_unlock_partitions(uint32 partmask);
 extern HTAB *sync_lock_hash(void);
 
+/*
+ * For assertions: does this backend hold the partition lock of 'hashcode',
+ * every partition lock named by 'partmask', or any partition lock at all?
+ * 'exclusive' asks for exclusive mode; otherwise either mode will do.
+ */
+static inline bool
+sync_partition_held(uint32 hashcode, bool exclusive)
+{
+	LWLock	   *partition = sync_partition_lock(hashcode);
+
+	return exclusive ? LWLockHeldByMeInMode(partition, LW_EXCLUSIVE) :
+		LWLockHeldByMe(partition);
+}
+
+static inline bool
+sync_partitions_held(uint32 partmask, bool exclusive)
+{
+	for (int i = 0; i < SYNC_NUM_PARTITIONS; i++)
+	{
+		LWLock	   *partition = &SyncState->partition_locks[i].lock;
+
+		if ((partmask & (1U << i)) &&
+			!(exclusive ? LWLockHeldByMeInMode(partition, LW_EXCLUSIVE) :
+			  LWLockHeldByMe(partition)))
+			return false;
+	}
+	return true;
+}
+
+static inline bool
+sync_any_partition_held(void)
+{
+	for (int i = 0; i < SYNC_NUM_PARTITIONS; i++)
+		if (LWLockHeldByMe(&SyncState->partition_locks[i].lock))
+			return true;
+	return false;
+}
+
 /* tokens.c */
 extern void sync_tokens_startup(void);
 extern uint64 sync_next_token(void);
@@ -307,7 +345,7 @@ extern bool sync_atomic_lower(pg_atomic_uint64 *counter, uint64 value);
 /* wait_queue.c */
 extern void sync_queue_insert(SyncLock *lock, SyncEntry *entry);
 extern bool sync_request_grantable(SyncEntry *entry, bool respect_queue);
-extern void sync_request_grant(SyncEntry *entry);
+extern void sync_request_grant(SyncEntry *entry, bool forced);
 extern void sync_grant_waiters(SyncLock *lock);
 extern void sync_grant_deferred(void);
 extern int	sync_lock_slots(SyncLock *lock);

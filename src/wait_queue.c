@@ -92,6 +92,7 @@ sync_ordered_insert(dlist_head *list, SyncEntry *entry)
 {
 	dlist_iter	iter;
 
+	Assert(dlist_node_is_detached(&entry->lock_link));
 	if (dlist_is_empty(list) ||
 		sync_entry_precedes(entry, dlist_head_element(SyncEntry, lock_link, list)))
 	{
@@ -111,10 +112,15 @@ sync_ordered_insert(dlist_head *list, SyncEntry *entry)
 	dlist_push_head(list, &entry->lock_link);
 }
 
-/* Put a pending entry into its lock's queue. */
+/*
+ * Put a pending entry into its lock's queue.  Caller holds its partition
+ * exclusively.
+ */
 void
 sync_queue_insert(SyncLock *lock, SyncEntry *entry)
 {
+	Assert(sync_partition_held(lock->hashcode, true));
+	Assert(entry->lock == lock && entry->state != SYNC_ENTRY_HELD);
 	entry->state = SYNC_ENTRY_PENDING;
 	lock->nwaiting++;
 	sync_ordered_insert(&lock->waiters, entry);
@@ -123,23 +129,30 @@ sync_queue_insert(SyncLock *lock, SyncEntry *entry)
 /*
  * Put a pending entry of an inactive controller into its lock's dormant
  * list: it keeps its order there, is passed over by the grant pass, and
- * goes back into the queue when its controller heartbeats again.
+ * goes back into the queue when its controller heartbeats again.  Caller
+ * holds its partition exclusively.
  */
 void
 sync_dormant_insert(SyncLock *lock, SyncEntry *entry)
 {
+	Assert(sync_partition_held(lock->hashcode, true));
+	Assert(entry->lock == lock && entry->state != SYNC_ENTRY_HELD);
 	entry->state = SYNC_ENTRY_DORMANT;
 	lock->ndormant++;
 	sync_ordered_insert(&lock->dormant, entry);
 }
 
-/* 1-based position of a pending entry in its queue; 0 if not queued. */
+/*
+ * 1-based position of a pending entry in its queue; 0 if not queued.
+ * Caller holds its partition.
+ */
 int
 sync_queue_position(SyncEntry *entry)
 {
 	dlist_iter	iter;
 	int			pos = 0;
 
+	Assert(sync_partition_held(entry->lock->hashcode, false));
 	if (entry->state != SYNC_ENTRY_PENDING)
 		return 0;
 	dlist_foreach(iter, &entry->lock->waiters)
@@ -195,6 +208,7 @@ sync_request_grantable(SyncEntry *entry, bool respect_queue)
 	{
 		SyncLock   *lock = e->lock;
 
+		Assert(sync_partition_held(lock->hashcode, false));
 		if (lock->nheld >= sync_entry_slots(e))
 			return false;
 		if (respect_queue)
@@ -214,17 +228,76 @@ sync_request_grantable(SyncEntry *entry, bool respect_queue)
 	return true;
 }
 
+#ifdef USE_ASSERT_CHECKING
+/* Most waiters ahead of a granted entry that the check below looks at. */
+#define SYNC_CHECK_PASSED_MAX	64
+
+/*
+ * May entry 'e' be granted now, as far as its own lock goes?  For
+ * assertions, independently of the code that decides: the lock has a slot
+ * for it under the lock's limit and its own (so a grant never takes a lock
+ * past its limit; a lowered limit may leave more holders, but then nobody
+ * is granted), and it is at the front of the queue.  That is, every waiter
+ * ahead of it (the whole queue, if it is not queued) is one that only a
+ * request with a limit of its own may pass, one held back by its own limit;
+ * entries of inactive controllers are in the dormant list, not the queue,
+ * so they are passed over whatever they are.  At most
+ * SYNC_CHECK_PASSED_MAX waiters ahead are looked at.
+ */
+static bool
+sync_entry_grantable_check(SyncEntry *e)
+{
+	SyncLock   *lock = e->lock;
+	dlist_iter	iter;
+	int			looked = 0;
+
+	if (lock->nheld >= sync_entry_slots(e))
+		return false;
+	if (e->state != SYNC_ENTRY_PENDING && e->state != SYNC_ENTRY_FREE)
+		return false;
+	if (e->state == SYNC_ENTRY_FREE && !dlist_node_is_detached(&e->lock_link))
+		return false;
+	dlist_foreach(iter, &lock->waiters)
+	{
+		SyncEntry  *w = dlist_container(SyncEntry, lock_link, iter.cur);
+
+		if (w == e)
+			return true;
+		if (w->state != SYNC_ENTRY_PENDING || e->admit_limit < 0 ||
+			w->admit_limit < 0 || lock->nheld < w->admit_limit)
+			return false;
+		if (++looked >= SYNC_CHECK_PASSED_MAX)
+			return true;
+	}
+	/* an entry that is not queued passes the whole queue */
+	return e->state == SYNC_ENTRY_FREE;
+}
+#endif
+
 /*
  * Grant every entry of the request: move each from its queue (if queued) to
  * its lock's holders, give it a fencing token, and wake the owner.  Caller
  * holds the partitions of every lock of the request exclusively and has
- * checked sync_request_grantable().
+ * checked sync_request_grantable(), unless the grant is 'forced': a keyed
+ * request granted whatever the limit and the queue (SYNC_KEYED_FORCE), whose
+ * entries are not queued.
  */
 void
-sync_request_grant(SyncEntry *entry)
+sync_request_grant(SyncEntry *entry, bool forced)
 {
 	TimestampTz now = GetCurrentTimestamp();
 	SyncEntry  *e = entry;
+
+#ifdef USE_ASSERT_CHECKING
+	do
+	{
+		Assert(sync_partition_held(e->lock->hashcode, true));
+		Assert(e->state == entry->state);
+		Assert(forced ? e->state == SYNC_ENTRY_FREE :
+			   sync_entry_grantable_check(e));
+		e = e->next_in_request;
+	} while (e != entry);
+#endif
 
 	do
 	{
@@ -232,9 +305,11 @@ sync_request_grant(SyncEntry *entry)
 
 		if (e->state == SYNC_ENTRY_PENDING)
 		{
-			dlist_delete(&e->lock_link);
+			Assert(lock->nwaiting > 0);
+			dlist_delete_thoroughly(&e->lock_link);
 			lock->nwaiting--;
 		}
+		Assert(dlist_node_is_detached(&e->lock_link));
 		e->state = SYNC_ENTRY_HELD;
 		e->token = sync_next_token();
 		e->since = now;
@@ -280,26 +355,35 @@ void
 sync_grant_waiters(SyncLock *lock)
 {
 	dlist_mutable_iter iter;
+	bool		passing = false;
 
+	Assert(sync_partition_held(lock->hashcode, true));
 	dlist_foreach_modify(iter, &lock->waiters)
 	{
 		SyncEntry  *front = dlist_container(SyncEntry, lock_link, iter.cur);
 
+		Assert(front->state == SYNC_ENTRY_PENDING);
 		if (lock->nheld >= sync_lock_slots(lock))
 			break;
 		if (lock->nheld >= sync_entry_slots(front))
 		{
 			/* held back by its own limit: those behind may go (see above) */
 			if (front->admit_limit >= 0)
+			{
+				passing = true;
 				continue;
+			}
 			break;
 		}
+		/* ... if they carry a limit of their own; the others keep order */
+		if (passing && front->admit_limit < 0)
+			break;
 		if (front->nlocks > 1)
 		{
 			sync_defer_request(front);
 			break;
 		}
-		sync_request_grant(front);
+		sync_request_grant(front, false);
 	}
 }
 
@@ -312,6 +396,7 @@ sync_grant_waiters(SyncLock *lock)
 void
 sync_grant_deferred(void)
 {
+	Assert(!sync_any_partition_held());
 	while (ndeferred > 0)
 	{
 		DeferredRequest item = deferred[--ndeferred];
@@ -324,7 +409,7 @@ sync_grant_deferred(void)
 		{
 			SyncEntry  *e = entry;
 
-			sync_request_grant(entry);
+			sync_request_grant(entry, false);
 			/* slots may remain for the requests behind it */
 			do
 			{
