@@ -383,11 +383,7 @@ layer_isolation() {
 layer_pgtap() {
     local name="pgTAP$LAYER_TAG" dir="$OUT${LAYER_TAG:+/valgrind}/pgtap" files=() x
     log "layer c: pgTAP (test/pgtap/*.sql via pg_prove)"
-    shopt -s nullglob
-    for x in "$ROOT"/test/pgtap/*.sql; do
-        x="${x##*/}"; wanted "${x%.sql}" && files+=("test/pgtap/$x")
-    done
-    shopt -u nullglob
+    for x in $(test_names "$ROOT/test/pgtap/*.sql" .sql ""); do files+=("test/pgtap/$x.sql"); done
     if ((${#files[@]} == 0)); then
         echo "no tests (no test/pgtap/*.sql)"; record "$name" 0 0 "no tests"; return
     fi
@@ -429,11 +425,7 @@ layer_pgtap() {
 layer_tap() {
     local name="Perl TAP" dir="$OUT/tap" files=() x
     log "layer d: Perl TAP (test/t/*.pl via prove)"
-    shopt -s nullglob
-    for x in "$ROOT"/test/t/*.pl; do
-        x="${x##*/}"; wanted "${x%.pl}" && files+=("t/$x")
-    done
-    shopt -u nullglob
+    for x in $(test_names "$ROOT/test/t/*.pl" .pl ""); do files+=("t/$x.pl"); done
     if ((${#files[@]} == 0)); then
         echo "no tests (no test/t/*.pl)"; record "$name" 0 0 "no tests"; return
     fi
