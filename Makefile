@@ -17,7 +17,7 @@ OBJS         = src/syncwf.o src/guc.o src/lock_table.o src/wait_queue.o \
                src/holds.o src/limits.o src/names.o src/tokens.o src/sql_api.o \
                src/keyed.o src/state_table.o src/controllers.o src/worker.o \
                src/launch_plans.o
-DATA         = syncwf--1.0.sql
+DATA         = syncwf--1.0.sql syncwf--1.1.sql syncwf--1.0--1.1.sql
 PGFILEDESC   = "syncwf - in-database mutexes and semaphores with wait queues"
 
 # The directory of this Makefile, also in an out-of-tree (VPATH) build:

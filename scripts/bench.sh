@@ -144,10 +144,10 @@ done
 
 # the source that was built: HEAD now, and the last commit that touched it
 COMMIT=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo "no commit")
-SRC_COMMIT=$(git -C "$ROOT" log -1 --format=%h -- src syncwf--1.0.sql Makefile 2>/dev/null || true)
+SRC_COMMIT=$(git -C "$ROOT" log -1 --format=%h -- src 'syncwf--*.sql' Makefile 2>/dev/null || true)
 [[ -n $SRC_COMMIT && $SRC_COMMIT != "${COMMIT}" ]] && COMMIT="$COMMIT (engine source last changed in $SRC_COMMIT)"
-DIRTY=$(git -C "$ROOT" status --porcelain -- src syncwf--1.0.sql Makefile 2>/dev/null | head -1)
-[[ -n $DIRTY ]] && COMMIT="$COMMIT, with uncommitted changes in src/, syncwf--1.0.sql or Makefile"
+DIRTY=$(git -C "$ROOT" status --porcelain -- src 'syncwf--*.sql' Makefile 2>/dev/null | head -1)
+[[ -n $DIRTY ]] && COMMIT="$COMMIT, with uncommitted changes in src/, syncwf--*.sql or Makefile"
 [[ ${BENCH_SKIP_BUILD:-0} == 1 ]] && COMMIT="installed build, not rebuilt by this run (BENCH_SKIP_BUILD=1); tree at $COMMIT"
 
 if [[ $BENCH_SKIP_SYNCWF != 1 && ${BENCH_SKIP_BUILD:-0} == 1 ]]; then

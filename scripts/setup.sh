@@ -10,8 +10,12 @@
 # The port is 5499 unless SYNCWF_PORT is set. The server runs as the
 # unprivileged OS user "postgres", listens on localhost only and puts its unix
 # socket in .cluster/socket. Safe to run again: it rebuilds, reinstalls and
-# restarts. When syncwf--1.0.sql changed since the extension was created in
-# the database, the extension is dropped (CASCADE) and created again.
+# restarts. The extension in database "syncwf" is brought to the default
+# version of syncwf.control: an older version is updated in place (ALTER
+# EXTENSION syncwf UPDATE, which keeps every hold and row); when the install
+# script of the default version changed since the extension was created or
+# updated, or no update path leads from the installed version to the default
+# one, the extension is dropped (CASCADE) and created again.
 set -euo pipefail
 # shellcheck source=scripts/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -96,14 +100,30 @@ if [[ "$(psql_ -d postgres -Atc "SELECT 1 FROM pg_database WHERE datname = '$DB'
     psql_ -d postgres -c "CREATE DATABASE $DB"
 fi
 
-sql_sum="$(sha256sum "$SYNCWF_ROOT/syncwf--1.0.sql" | cut -d' ' -f1)"
-have_ext="$(psql_ -d "$DB" -Atc "SELECT 1 FROM pg_extension WHERE extname = 'syncwf'")"
-if [[ "$have_ext" == 1 && "$(cat "$CLUSTER/extension.sha256" 2>/dev/null)" != "$sql_sum" ]]; then
-    log "syncwf--1.0.sql changed: re-creating the extension in database $DB"
+default_version="$(sed -nE "s/^[[:space:]]*default_version[[:space:]]*=[[:space:]]*'([^']+)'.*/\1/p" \
+    "$SYNCWF_ROOT/syncwf.control")"
+[[ -n "$default_version" ]] || die "no default_version in $SYNCWF_ROOT/syncwf.control"
+sql_file="syncwf--$default_version.sql"
+[[ -f "$SYNCWF_ROOT/$sql_file" ]] || die "missing $sql_file (default_version of syncwf.control)"
+sql_sum="$(sha256sum "$SYNCWF_ROOT/$sql_file" | cut -d' ' -f1)"
+have_version="$(psql_ -d "$DB" -Atc "SELECT extversion FROM pg_extension WHERE extname = 'syncwf'")"
+if [[ -n "$have_version" && "$have_version" != "$default_version" ]]; then
+    can_update="$(psql_ -d "$DB" -Atc "SELECT 1 FROM pg_extension_update_paths('syncwf')
+        WHERE source = '$have_version' AND target = '$default_version' AND path IS NOT NULL")"
+    if [[ "$can_update" == 1 ]]; then
+        log "updating the extension in database $DB from $have_version to $default_version"
+        psql_ -d "$DB" -c "ALTER EXTENSION syncwf UPDATE TO '$default_version'"
+    else
+        log "no update path from $have_version to $default_version: re-creating the extension in database $DB"
+        psql_ -d "$DB" -c "DROP EXTENSION syncwf CASCADE"
+        have_version=""
+    fi
+elif [[ -n "$have_version" && "$(cat "$CLUSTER/extension.sha256" 2>/dev/null)" != "$sql_sum" ]]; then
+    log "$sql_file changed: re-creating the extension in database $DB"
     psql_ -d "$DB" -c "DROP EXTENSION syncwf CASCADE"
-    have_ext=""
+    have_version=""
 fi
-if [[ "$have_ext" != 1 ]]; then
+if [[ -z "$have_version" ]]; then
     psql_ -d "$DB" -c "CREATE EXTENSION syncwf"
 fi
 echo "$sql_sum" >"$CLUSTER/extension.sha256"
