@@ -66,7 +66,7 @@ chroot_ready() {
         && [[ -x "$dir/usr/lib/postgresql/$1/bin/pg_config" ]]
 }
 
-# mount_in_chroot DIR: /proc and a 1777 tmpfs on /dev/shm (idempotent).
+# chroot_mount_system DIR: /proc and a 1777 tmpfs on /dev/shm (idempotent).
 chroot_mount_system() {
     local dir="$1"
     mkdir -p "$dir/proc" "$dir/dev/shm"
@@ -107,8 +107,10 @@ chroot_build() {
                     --no-install-recommends debootstrap </dev/null; } \
             || { echo "cannot install debootstrap" >&2; return 1; }
     fi
-    mkdir -p "$SYNCWF_CACHE" 2>/dev/null && [[ -w "$SYNCWF_CACHE" ]] \
-        || { echo "cannot create the chroot cache $SYNCWF_CACHE (set SYNCWF_CACHE)" >&2; return 1; }
+    if ! mkdir -p "$SYNCWF_CACHE" 2>/dev/null || [[ ! -w "$SYNCWF_CACHE" ]]; then
+        echo "cannot create the chroot cache $SYNCWF_CACHE (set SYNCWF_CACHE)" >&2
+        return 1
+    fi
     tmp="$dir.building"
     chroot_umount_all "$tmp"
     rm -rf "$tmp"
