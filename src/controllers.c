@@ -229,7 +229,7 @@ sync_move_entries(SyncLock *lock, int slot, bool activate)
 static void
 sync_controller_transition(int slot, bool activate)
 {
-	uint32		all = (1U << SYNC_NUM_PARTITIONS) - 1;
+	uint32		all = SYNC_ALL_PARTITIONS;
 	SyncController *c = &SyncControllers[slot];
 
 	LWLockAcquire(SyncState->controllers_lock, LW_EXCLUSIVE);

@@ -1029,7 +1029,7 @@ sync_keyed_purge(KeyedFilter filter, void *arg)
 	int			n = 0;
 
 	Assert(LWLockHeldByMeInMode(SyncState->holders_lock, LW_EXCLUSIVE));
-	Assert(sync_partitions_held((1U << SYNC_NUM_PARTITIONS) - 1, true));
+	Assert(sync_partitions_held(SYNC_ALL_PARTITIONS, true));
 	hash_seq_init(&status, sync_lock_hash());
 	while ((lock = hash_seq_search(&status)) != NULL)
 	{
@@ -1095,7 +1095,7 @@ sync_truncate_filter(SyncEntry *e, void *arg)
 static void
 sync_apply_truncate(KeyedOp *op)
 {
-	uint32		all = (1U << SYNC_NUM_PARTITIONS) - 1;
+	uint32		all = SYNC_ALL_PARTITIONS;
 	List	   *before = list_truncate(list_copy(provisionals), op->nprovisional);
 
 	LWLockAcquire(SyncState->holders_lock, LW_EXCLUSIVE);
@@ -1348,7 +1348,7 @@ sync_ring_add(HTAB *rings, SyncStateRow *row, SyncEntry *e)
 static void
 sync_keyed_install(List *rows, List *controllers, Oid limit_relid)
 {
-	uint32		all = (1U << SYNC_NUM_PARTITIONS) - 1;
+	uint32		all = SYNC_ALL_PARTITIONS;
 	ListCell   *lc;
 	HTAB	   *rings;
 	HASHCTL		ctl;
@@ -1667,7 +1667,7 @@ typedef void (*HeldVisitor) (SyncEntry *e, void *arg);
 static void
 sync_keyed_visit_held(HeldVisitor visit, void *arg)
 {
-	uint32		all = (1U << SYNC_NUM_PARTITIONS) - 1;
+	uint32		all = SYNC_ALL_PARTITIONS;
 	HASH_SEQ_STATUS status;
 	SyncLock   *lock;
 

@@ -403,7 +403,7 @@ sync_limits_at_commit(void)
 
 	if (pending_all)
 	{
-		uint32		all = (1U << SYNC_NUM_PARTITIONS) - 1;
+		uint32		all = SYNC_ALL_PARTITIONS;
 		SyncLock   *lock;
 
 		sync_lock_partitions(all, LW_EXCLUSIVE);

@@ -284,7 +284,7 @@ Datum
 sync_lock_status(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	uint32		all = (1U << SYNC_NUM_PARTITIONS) - 1;
+	uint32		all = SYNC_ALL_PARTITIONS;
 	HASH_SEQ_STATUS status;
 	SyncLock   *lock;
 	LockRow    *rows;
@@ -372,7 +372,7 @@ Datum
 sync_entry_status(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	uint32		all = (1U << SYNC_NUM_PARTITIONS) - 1;
+	uint32		all = SYNC_ALL_PARTITIONS;
 	HASH_SEQ_STATUS status;
 	SyncLock   *lock;
 	EntryRow   *rows;

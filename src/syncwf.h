@@ -64,6 +64,8 @@
 
 /* Lock table partitions; each has its own LWLock.  Must be a power of 2. */
 #define SYNC_NUM_PARTITIONS		16
+/* A partition mask naming every partition. */
+#define SYNC_ALL_PARTITIONS		((uint32) ((1U << SYNC_NUM_PARTITIONS) - 1))
 
 typedef enum SyncLockKind
 {
@@ -303,15 +305,6 @@ extern HTAB *sync_lock_hash(void);
  * 'exclusive' asks for exclusive mode; otherwise either mode will do.
  */
 static inline bool
-sync_partition_held(uint32 hashcode, bool exclusive)
-{
-	LWLock	   *partition = sync_partition_lock(hashcode);
-
-	return exclusive ? LWLockHeldByMeInMode(partition, LW_EXCLUSIVE) :
-		LWLockHeldByMe(partition);
-}
-
-static inline bool
 sync_partitions_held(uint32 partmask, bool exclusive)
 {
 	for (int i = 0; i < SYNC_NUM_PARTITIONS; i++)
@@ -324,6 +317,12 @@ sync_partitions_held(uint32 partmask, bool exclusive)
 			return false;
 	}
 	return true;
+}
+
+static inline bool
+sync_partition_held(uint32 hashcode, bool exclusive)
+{
+	return sync_partitions_held(1U << sync_partition_of(hashcode), exclusive);
 }
 
 static inline bool
