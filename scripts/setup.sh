@@ -100,9 +100,9 @@ if [[ "$(psql_ -d postgres -Atc "SELECT 1 FROM pg_database WHERE datname = '$DB'
     psql_ -d postgres -c "CREATE DATABASE $DB"
 fi
 
-default_version="$(sed -nE "s/^[[:space:]]*default_version[[:space:]]*=[[:space:]]*'([^']+)'.*/\1/p" \
-    "$SYNCWF_ROOT/syncwf.control")"
-[[ -n "$default_version" ]] || die "no default_version in $SYNCWF_ROOT/syncwf.control"
+# the default version of the syncwf.control just installed
+default_version="$(psql_ -d "$DB" -Atc "SELECT default_version FROM pg_available_extensions WHERE name = 'syncwf'")"
+[[ -n "$default_version" ]] || die "the server lists no syncwf extension (was it installed?)"
 sql_file="syncwf--$default_version.sql"
 [[ -f "$SYNCWF_ROOT/$sql_file" ]] || die "missing $sql_file (default_version of syncwf.control)"
 sql_sum="$(sha256sum "$SYNCWF_ROOT/$sql_file" | cut -d' ' -f1)"

@@ -114,7 +114,7 @@ start_instance() {
     run_pg initdb -D "$INST_DATA" -U postgres -A trust --no-locale -E UTF8 --no-sync \
         >"$dir/initdb.log" 2>&1 || { cat "$dir/initdb.log"; return 1; }
     {
-        echo "# scripts/test.sh"
+        echo "# scripts/suite.sh"
         cat "$CONF"
         echo "port = $port"
         echo "listen_addresses = ''"
@@ -176,8 +176,7 @@ count_regress() { # log expected-count exit-status
 
 # Add the pg_regress artefacts of a failed run to the failure report.
 regress_failure_text() { # layer outdir [server-log]
-    local out="$1" srvlog="${3:-}"
-    out="$2"
+    local out="$2" srvlog="${3:-}"
     [[ -s "$out/regression.diffs" ]] && add_failure_text "$1: $out/regression.diffs" "$out/regression.diffs"
     [[ -n "$srvlog" && -f "$srvlog" ]] && add_failure_text "$1: tail of $srvlog" "$srvlog" 40
     return 0
