@@ -13,10 +13,14 @@
 
 EXTENSION    = syncwf
 MODULE_big   = syncwf
-OBJS         = src/syncwf.o src/guc.o src/lock_table.o src/wait_queue.o \
-               src/holds.o src/limits.o src/names.o src/tokens.o src/sql_api.o \
-               src/keyed.o src/state_table.o src/controllers.o src/worker.o \
-               src/launch_plans.o
+OBJS         = src/controllers.o src/guc.o src/holders.o src/holds.o \
+               src/keyed_load.o src/keyed_ops.o src/keyed_xact.o src/launch.o \
+               src/launch_rows.o src/sem_limits.o src/lock_table.o src/names.o \
+               src/outbox.o src/reconcile.o src/request.o src/sql_common.o \
+               src/sql_keyed.o src/sql_launch.o src/sql_session.o \
+               src/sql_views.o src/state_rows.o src/status.o src/syncwf.o \
+               src/tables.o src/tokens.o src/triggers.o src/wait_queue.o \
+               src/worker.o
 DATA         = syncwf--1.0.sql syncwf--1.1.sql syncwf--1.0--1.1.sql
 PGFILEDESC   = "syncwf - in-database mutexes and semaphores with wait queues"
 

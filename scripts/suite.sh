@@ -435,8 +435,10 @@ layer_tap() {
     # pg_config), the PGXS perl modules and test/ on @INC.
     local rc=0
     # 16 and later read TESTDATADIR (tmp_check/) and TESTLOGDIR (its log/)
-    # instead of deriving them from TESTDIR.
+    # instead of deriving them from TESTDIR.  SYNCWF_BUILD_DIR: the object
+    # files the layer check (016) reads.
     (cd "$ROOT/test" && run_pg TESTDIR="$dir" TESTDATADIR="$dir/tmp_check" \
+        SYNCWF_BUILD_DIR="$SYNCWF_BUILD_DIR" \
         TESTLOGDIR="$dir/tmp_check/log" PG_REGRESS="$PG_REGRESS" \
         PERL5LIB="$PG_PERL_DIR:$ROOT/test" PGPORT="$(free_port 54800)" \
         PG_TEST_TIMEOUT_DEFAULT="${PG_TEST_TIMEOUT_DEFAULT:-180}" \

@@ -18,19 +18,46 @@
  * Both transitions take controllers_lock and then every partition: they
  * are rare, and moving entries between lists needs the partitions.
  *
- * Slot names and flags change under controllers_lock; 'active' also only
- * changes while every partition is held, so the grant pass may read it
- * under any one partition lock.  The heartbeat is an atomic.
+ * Slot names and flags change under controllers_lock (this file's LWLock,
+ * tranche "syncwf controllers", taken before holders_lock and partition
+ * locks); 'active' also only changes while every partition is held, so the
+ * grant pass may read it under any one partition lock.  The heartbeat and
+ * the count of entries naming a slot are atomics.
+ *
+ * Layer 3: calls layers 0-2 (guc.c, lock_table.c, outbox.c, wait_queue.c).
  *
  *-------------------------------------------------------------------------
  */
-#include "compat.h"
-#include "syncwf.h"
+#include "postgres.h"
 
 #include "miscadmin.h"
 #include "storage/shmem.h"
 #include "utils/timestamp.h"
 
+#include "compat.h"
+#include "controllers.h"
+#include "guc.h"
+#include "lock_table.h"
+#include "names.h"
+#include "outbox.h"
+#include "wait_queue.h"
+
+/*
+ * A controller (Argo's controllerName).  Slots live in a fixed array; the
+ * name and the active flag change under controllers_lock, the heartbeat is
+ * an atomic so that readers need no lock.
+ */
+typedef struct SyncController
+{
+	Oid			dbid;
+	bool		in_use;
+	bool		active;			/* its pending entries are in the queues */
+	char		name[SYNC_KEY_BUFLEN];
+	pg_atomic_uint64 heartbeat; /* last heartbeat (TimestampTz), 0 = none */
+	pg_atomic_uint32 nentries;	/* keyed entries naming it */
+} SyncController;
+
+static LWLock *controllers_lock = NULL;
 static SyncController *SyncControllers = NULL;
 
 Size
@@ -40,10 +67,18 @@ sync_controllers_shmem_size(void)
 }
 
 void
+sync_controllers_shmem_request(void)
+{
+	RequestNamedLWLockTranche(SYNC_CONTROLLERS_TRANCHE, 1);
+}
+
+/* Create or attach to the registry.  Caller holds AddinShmemInitLock. */
+void
 sync_controllers_shmem_init(void)
 {
 	bool		found;
 
+	controllers_lock = &GetNamedLWLockTranche(SYNC_CONTROLLERS_TRANCHE)->lock;
 	SyncControllers = ShmemInitStruct("syncwf controllers",
 									  sync_controllers_shmem_size(), &found);
 	if (!found)
@@ -55,6 +90,13 @@ sync_controllers_shmem_init(void)
 			pg_atomic_init_u32(&SyncControllers[i].nentries, 0);
 		}
 	}
+}
+
+/* controllers_lock: taken before holders_lock and the partition locks */
+LWLock *
+sync_controllers_lock(void)
+{
+	return controllers_lock;
 }
 
 static int64
@@ -73,7 +115,7 @@ sync_heartbeat_fresh(TimestampTz heartbeat, TimestampTz now)
 static int
 sync_controller_find(const char *name)
 {
-	Assert(LWLockHeldByMe(SyncState->controllers_lock));
+	Assert(LWLockHeldByMe(controllers_lock));
 	for (int i = 0; i < sync_max_controllers; i++)
 	{
 		SyncController *c = &SyncControllers[i];
@@ -96,14 +138,14 @@ sync_controller_get(const char *name, bool create)
 	int			reusable = -1;
 	TimestampTz now;
 
-	LWLockAcquire(SyncState->controllers_lock, LW_SHARED);
+	LWLockAcquire(controllers_lock, LW_SHARED);
 	slot = sync_controller_find(name);
-	LWLockRelease(SyncState->controllers_lock);
+	LWLockRelease(controllers_lock);
 	if (slot >= 0 || !create)
 		return slot;
 
 	now = GetCurrentTimestamp();
-	LWLockAcquire(SyncState->controllers_lock, LW_EXCLUSIVE);
+	LWLockAcquire(controllers_lock, LW_EXCLUSIVE);
 	slot = sync_controller_find(name);
 	if (slot < 0)
 	{
@@ -133,7 +175,7 @@ sync_controller_get(const char *name, bool create)
 			pg_atomic_write_u64(&c->heartbeat, 0);
 		}
 	}
-	LWLockRelease(SyncState->controllers_lock);
+	LWLockRelease(controllers_lock);
 	return slot;
 }
 
@@ -179,7 +221,7 @@ sync_controller_unref(int slot)
 bool
 sync_controller_active(int slot)
 {
-	Assert(LWLockHeldByMe(SyncState->controllers_lock) ||
+	Assert(LWLockHeldByMe(controllers_lock) ||
 		   sync_any_partition_held());
 	return slot < 0 || SyncControllers[slot].active;
 }
@@ -232,10 +274,10 @@ sync_controller_transition(int slot, bool activate)
 	uint32		all = SYNC_ALL_PARTITIONS;
 	SyncController *c = &SyncControllers[slot];
 
-	LWLockAcquire(SyncState->controllers_lock, LW_EXCLUSIVE);
+	LWLockAcquire(controllers_lock, LW_EXCLUSIVE);
 	if (!c->in_use || c->active == activate)
 	{
-		LWLockRelease(SyncState->controllers_lock);
+		LWLockRelease(controllers_lock);
 		return;
 	}
 	sync_lock_partitions(all, LW_EXCLUSIVE);
@@ -254,7 +296,7 @@ sync_controller_transition(int slot, bool activate)
 		}
 	}
 	sync_unlock_partitions(all);
-	LWLockRelease(SyncState->controllers_lock);
+	LWLockRelease(controllers_lock);
 	sync_grant_deferred();
 }
 
@@ -298,10 +340,10 @@ sync_controller_restore(const char *name, TimestampTz heartbeat, TimestampTz now
 				 errhint("Raise syncwf.max_controllers and restart the server.")));
 		return;
 	}
-	LWLockAcquire(SyncState->controllers_lock, LW_EXCLUSIVE);
+	LWLockAcquire(controllers_lock, LW_EXCLUSIVE);
 	pg_atomic_write_u64(&SyncControllers[slot].heartbeat, (uint64) heartbeat);
 	SyncControllers[slot].active = sync_heartbeat_fresh(heartbeat, now);
-	LWLockRelease(SyncState->controllers_lock);
+	LWLockRelease(controllers_lock);
 }
 
 /*
@@ -309,17 +351,17 @@ sync_controller_restore(const char *name, TimestampTz heartbeat, TimestampTz now
  * it is inactive from now on, whatever its last heartbeat.
  */
 void
-sync_controller_forgotten(const char *name)
+sync_controller_deactivate(const char *name)
 {
 	for (int i = 0; i < sync_max_controllers; i++)
 	{
 		SyncController *c = &SyncControllers[i];
 		bool		match;
 
-		LWLockAcquire(SyncState->controllers_lock, LW_SHARED);
+		LWLockAcquire(controllers_lock, LW_SHARED);
 		match = c->in_use && c->dbid == MyDatabaseId &&
 			(name == NULL || strcmp(c->name, name) == 0);
-		LWLockRelease(SyncState->controllers_lock);
+		LWLockRelease(controllers_lock);
 		if (!match)
 			continue;
 		pg_atomic_write_u64(&c->heartbeat, 0);
@@ -343,9 +385,9 @@ sync_controllers_check(TimestampTz now)
 		bool		active;
 		TimestampTz heartbeat;
 
-		LWLockAcquire(SyncState->controllers_lock, LW_SHARED);
+		LWLockAcquire(controllers_lock, LW_SHARED);
 		active = c->in_use && c->active && c->dbid == MyDatabaseId;
-		LWLockRelease(SyncState->controllers_lock);
+		LWLockRelease(controllers_lock);
 		if (!active)
 			continue;
 		heartbeat = (TimestampTz) pg_atomic_read_u64(&c->heartbeat);

@@ -1,14 +1,24 @@
 /*-------------------------------------------------------------------------
  *
  * guc.c
- *		Every configuration parameter of syncwf.  README.md (section Configuration)
- *		describes each one; keep the two in step.
+ *		Every configuration parameter of syncwf, and whether this backend is
+ *		in the database they name for keyed holds.  The reference
+ *		(docs/reference.md, section Configuration) describes each one; keep
+ *		the two in step (test/t/011_docs_gucs.pl checks).
+ *
+ *		Layer 0: calls no other file of syncwf.
  *
  *-------------------------------------------------------------------------
  */
-#include "syncwf.h"
+#include "postgres.h"
 
+#include <limits.h>
+
+#include "commands/dbcommands.h"
+#include "miscadmin.h"
 #include "utils/guc.h"
+
+#include "guc.h"
 
 /*
  * Distinct live lock names the shared lock table can hold.  The defaults fit
@@ -116,4 +126,22 @@ sync_define_gucs(void)
 							 NULL, NULL, NULL);
 
 	MarkGUCPrefixReserved("syncwf");
+}
+
+/* Is this the database named by syncwf.database? */
+bool
+sync_keyed_database(void)
+{
+	static Oid	checked_db = InvalidOid;
+	static bool is_keyed_db = false;
+
+	if (checked_db != MyDatabaseId)
+	{
+		char	   *name = get_database_name(MyDatabaseId);
+
+		is_keyed_db = (name != NULL && sync_database != NULL &&
+					   strcmp(name, sync_database) == 0);
+		checked_db = MyDatabaseId;
+	}
+	return is_keyed_db;
 }

@@ -16,21 +16,29 @@
  *	- a partition's idle list (cached semaphores) is protected by that
  *	  partition's lock.
  *
+ * The partition locks are the tranche "syncwf partitions".  Other shared
+ * state has its own block, sized and created by its own file (tokens.c,
+ * outbox.c, controllers.c, holders.c); syncwf.c calls each in turn.
+ *
+ * Layer 1: calls only layer 0 (guc.c).
+ *
  *-------------------------------------------------------------------------
  */
-#include "compat.h"
-#include "syncwf.h"
+#include "postgres.h"
 
 #include "miscadmin.h"
 #include "storage/ipc.h"
 #include "storage/shmem.h"
 #include "utils/hsearch.h"
 
-SyncShared *SyncState = NULL;
-SyncEntry  *SyncEntries = NULL;
-static HTAB *SyncLockHash = NULL;
+#include "compat.h"
+#include "guc.h"
+#include "lock_table.h"
 
-#define SYNC_TRANCHE_NAME "syncwf"
+SyncShmem  *sync_shmem = NULL;
+static SyncEntry *SyncEntries = NULL;
+static HTAB *SyncLockHash = NULL;
+static SyncEntryFreeHook entry_free_hook = NULL;
 
 /* Searches for a free hash element a reserved lock slot may take. */
 #define SYNC_HASH_ENTER_ATTEMPTS 16
@@ -41,70 +49,49 @@ sync_entries_size(void)
 	return mul_size(sync_max_entries, sizeof(SyncEntry));
 }
 
-static Size
-sync_shmem_size(void)
+Size
+sync_lock_table_shmem_size(void)
 {
-	Size		size = MAXALIGN(sizeof(SyncShared));
+	Size		size = MAXALIGN(sizeof(SyncShmem));
 
 	size = add_size(size, MAXALIGN(sync_entries_size()));
 	size = add_size(size, hash_estimate_size(sync_max_locks, sizeof(SyncLock)));
-	size = add_size(size, sync_keyed_shmem_size());
-	size = add_size(size, sync_controllers_shmem_size());
 	return size;
 }
 
-/* shmem_request_hook: reserve our memory and LWLocks. */
+/* shmem_request_hook: one LWLock per partition. */
 void
-sync_shmem_request(void)
+sync_lock_table_shmem_request(void)
 {
-	RequestAddinShmemSpace(sync_shmem_size());
-	/*
-	 * One LWLock per partition, plus the token reservation lock, the holder
-	 * table lock and the controller registry lock.
-	 */
-	RequestNamedLWLockTranche(SYNC_TRANCHE_NAME, SYNC_NUM_PARTITIONS + 3);
+	RequestNamedLWLockTranche(SYNC_PARTITIONS_TRANCHE, SYNC_NUM_PARTITIONS);
 }
 
-/* shmem_startup_hook: create or attach to our structures. */
+/*
+ * shmem_startup_hook: create or attach to the control block, the entry
+ * pool and the lock hash.  Caller holds AddinShmemInitLock.
+ */
 void
-sync_shmem_startup(void)
+sync_lock_table_shmem_init(void)
 {
 	bool		found_state;
 	bool		found_entries;
 	HASHCTL		info;
 
-	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
-
-	SyncState = ShmemInitStruct("syncwf state", sizeof(SyncShared), &found_state);
+	sync_shmem = ShmemInitStruct("syncwf lock table", sizeof(SyncShmem), &found_state);
 	SyncEntries = ShmemInitStruct("syncwf entries", sync_entries_size(),
 								  &found_entries);
 
 	if (!found_state)
 	{
-		LWLockPadded *locks = GetNamedLWLockTranche(SYNC_TRANCHE_NAME);
-
-		memset(SyncState, 0, sizeof(SyncShared));
-		SyncState->partition_locks = locks;
+		memset(sync_shmem, 0, sizeof(SyncShmem));
+		sync_shmem->partition_locks = GetNamedLWLockTranche(SYNC_PARTITIONS_TRANCHE);
 		for (int i = 0; i < SYNC_NUM_PARTITIONS; i++)
-			dlist_init(&SyncState->idle_locks[i]);
-		SyncState->token_lock = &locks[SYNC_NUM_PARTITIONS].lock;
-		SyncState->holders_lock = &locks[SYNC_NUM_PARTITIONS + 1].lock;
-		SyncState->controllers_lock = &locks[SYNC_NUM_PARTITIONS + 2].lock;
-		SpinLockInit(&SyncState->keyed_mutex);
-		SyncState->keyed_load_state = SYNC_KEYED_NOT_LOADED;
-		SpinLockInit(&SyncState->outbox_mutex);
-		pg_atomic_init_u64(&SyncState->next_lease_expiry, PG_UINT64_MAX);
-		pg_atomic_init_u32(&SyncState->launch_dirty, 1);
-		pg_atomic_init_u64(&SyncState->launch_deadline, PG_UINT64_MAX);
-		pg_atomic_init_u32(&SyncState->worker_pid, 0);
-		SyncState->worker_procno = -1;
-		SpinLockInit(&SyncState->pool_mutex);
-		pg_atomic_init_u32(&SyncState->nlocks, 0);
-		pg_atomic_init_u64(&SyncState->next_seq, 1);
-		pg_atomic_init_u64(&SyncState->next_request_id, 1);
-		pg_atomic_init_u64(&SyncState->next_token, 0);
-		pg_atomic_init_u64(&SyncState->token_reserved, 0);
-		pg_atomic_init_u64(&SyncState->limit_generation, 1);
+			dlist_init(&sync_shmem->idle_locks[i]);
+		SpinLockInit(&sync_shmem->pool_mutex);
+		pg_atomic_init_u32(&sync_shmem->nlocks, 0);
+		pg_atomic_init_u64(&sync_shmem->next_seq, 1);
+		pg_atomic_init_u64(&sync_shmem->next_request_id, 1);
+		pg_atomic_init_u64(&sync_shmem->limit_generation, 1);
 
 		/* thread every entry onto the free list */
 		for (int i = 0; i < sync_max_entries; i++)
@@ -113,8 +100,8 @@ sync_shmem_startup(void)
 			SyncEntries[i].state = SYNC_ENTRY_FREE;
 			SyncEntries[i].next_free = (i + 1 < sync_max_entries) ? i + 1 : -1;
 		}
-		SyncState->pool_free_head = 0;
-		SyncState->pool_nfree = sync_max_entries;
+		sync_shmem->pool_free_head = 0;
+		sync_shmem->pool_nfree = sync_max_entries;
 	}
 
 	memset(&info, 0, sizeof(info));
@@ -126,14 +113,12 @@ sync_shmem_startup(void)
 								 &info,
 								 HASH_ELEM | HASH_BLOBS | HASH_PARTITION |
 								 HASH_FIXED_SIZE);
+}
 
-	sync_keyed_shmem_init();
-	sync_controllers_shmem_init();
-
-	LWLockRelease(AddinShmemInitLock);
-
-	if (!found_state)
-		sync_tokens_startup();
+void
+sync_entry_set_free_hook(SyncEntryFreeHook hook)
+{
+	entry_free_hook = hook;
 }
 
 /*
@@ -144,7 +129,7 @@ sync_shmem_startup(void)
 void
 sync_require_shmem(void)
 {
-	if (SyncState == NULL || SyncLockHash == NULL)
+	if (sync_shmem == NULL || SyncLockHash == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("syncwf shared memory is not initialized"),
@@ -180,7 +165,7 @@ sync_partition_of(uint32 hashcode)
 LWLock *
 sync_partition_lock(uint32 hashcode)
 {
-	return &SyncState->partition_locks[sync_partition_of(hashcode)].lock;
+	return &sync_shmem->partition_locks[sync_partition_of(hashcode)].lock;
 }
 
 /* Take the partition locks named by mask, in ascending order. */
@@ -189,7 +174,7 @@ sync_lock_partitions(uint32 partmask, LWLockMode mode)
 {
 	for (int i = 0; i < SYNC_NUM_PARTITIONS; i++)
 		if (partmask & (1U << i))
-			LWLockAcquire(&SyncState->partition_locks[i].lock, mode);
+			LWLockAcquire(&sync_shmem->partition_locks[i].lock, mode);
 }
 
 void
@@ -197,7 +182,7 @@ sync_unlock_partitions(uint32 partmask)
 {
 	for (int i = SYNC_NUM_PARTITIONS - 1; i >= 0; i--)
 		if (partmask & (1U << i))
-			LWLockRelease(&SyncState->partition_locks[i].lock);
+			LWLockRelease(&sync_shmem->partition_locks[i].lock);
 }
 
 /* Find a lock, live or cached.  Caller holds its partition lock. */
@@ -220,7 +205,7 @@ sync_lock_remove(SyncLock *lock)
 		dlist_delete_thoroughly(&lock->idle_link);
 	hash_search_with_hash_value(SyncLockHash, &lock->tag, lock->hashcode,
 								HASH_REMOVE, NULL);
-	pg_atomic_fetch_sub_u32(&SyncState->nlocks, 1);
+	pg_atomic_fetch_sub_u32(&sync_shmem->nlocks, 1);
 }
 
 /*
@@ -256,7 +241,7 @@ sync_evict_lru(uint32 hashcode, bool wait)
 	for (int k = 0; k < SYNC_NUM_PARTITIONS; k++)
 	{
 		int			p = (home + k) % SYNC_NUM_PARTITIONS;
-		LWLock	   *partition = &SyncState->partition_locks[p].lock;
+		LWLock	   *partition = &sync_shmem->partition_locks[p].lock;
 		bool		acquired = false;
 		bool		evicted = false;
 
@@ -273,10 +258,10 @@ sync_evict_lru(uint32 hashcode, bool wait)
 				continue;
 			acquired = true;
 		}
-		if (!dlist_is_empty(&SyncState->idle_locks[p]))
+		if (!dlist_is_empty(&sync_shmem->idle_locks[p]))
 		{
 			sync_lock_remove(dlist_head_element(SyncLock, idle_link,
-												&SyncState->idle_locks[p]));
+												&sync_shmem->idle_locks[p]));
 			evicted = true;
 		}
 		if (acquired)
@@ -327,9 +312,9 @@ sync_lock_create(const SyncLockTag *tag, uint32 hashcode, bool *found)
 	}
 	*found = false;
 
-	while (pg_atomic_fetch_add_u32(&SyncState->nlocks, 1) >= (uint32) sync_max_locks)
+	while (pg_atomic_fetch_add_u32(&sync_shmem->nlocks, 1) >= (uint32) sync_max_locks)
 	{
-		pg_atomic_fetch_sub_u32(&SyncState->nlocks, 1);
+		pg_atomic_fetch_sub_u32(&sync_shmem->nlocks, 1);
 		if (!sync_evict_lru(hashcode, false))
 			return NULL;
 	}
@@ -349,7 +334,7 @@ sync_lock_create(const SyncLockTag *tag, uint32 hashcode, bool *found)
 	}
 	if (lock == NULL)
 	{
-		pg_atomic_fetch_sub_u32(&SyncState->nlocks, 1);
+		pg_atomic_fetch_sub_u32(&sync_shmem->nlocks, 1);
 		return NULL;
 	}
 
@@ -387,7 +372,7 @@ sync_lock_idle(SyncLock *lock)
 	{
 		Assert(dlist_node_is_detached(&lock->idle_link));
 		lock->cached = true;
-		dlist_push_tail(&SyncState->idle_locks[sync_partition_of(lock->hashcode)],
+		dlist_push_tail(&sync_shmem->idle_locks[sync_partition_of(lock->hashcode)],
 						&lock->idle_link);
 	}
 	else
@@ -400,14 +385,14 @@ sync_entry_alloc(void)
 {
 	SyncEntry  *entry = NULL;
 
-	SpinLockAcquire(&SyncState->pool_mutex);
-	if (SyncState->pool_free_head >= 0)
+	SpinLockAcquire(&sync_shmem->pool_mutex);
+	if (sync_shmem->pool_free_head >= 0)
 	{
-		entry = &SyncEntries[SyncState->pool_free_head];
-		SyncState->pool_free_head = entry->next_free;
-		SyncState->pool_nfree--;
+		entry = &SyncEntries[sync_shmem->pool_free_head];
+		sync_shmem->pool_free_head = entry->next_free;
+		sync_shmem->pool_nfree--;
 	}
-	SpinLockRelease(&SyncState->pool_mutex);
+	SpinLockRelease(&sync_shmem->pool_mutex);
 
 	if (entry != NULL)
 	{
@@ -439,15 +424,32 @@ sync_entry_free(SyncEntry *entry)
 	int			index = entry - SyncEntries;
 
 	Assert(index >= 0 && index < sync_max_entries);
+	if (entry->holder != NULL)
+	{
+		Assert(entry_free_hook != NULL);
+		entry_free_hook(entry);
+	}
 	Assert(dlist_node_is_detached(&entry->lock_link));
 	Assert(dlist_node_is_detached(&entry->holder_link));
 	entry->state = SYNC_ENTRY_FREE;
 	entry->lock = NULL;
 	entry->request_id = 0;
 
-	SpinLockAcquire(&SyncState->pool_mutex);
-	entry->next_free = SyncState->pool_free_head;
-	SyncState->pool_free_head = index;
-	SyncState->pool_nfree++;
-	SpinLockRelease(&SyncState->pool_mutex);
+	SpinLockAcquire(&sync_shmem->pool_mutex);
+	entry->next_free = sync_shmem->pool_free_head;
+	sync_shmem->pool_free_head = index;
+	sync_shmem->pool_nfree++;
+	SpinLockRelease(&sync_shmem->pool_mutex);
+}
+
+/* Entries in the pool, free to take. */
+int
+sync_entries_free(void)
+{
+	int			nfree;
+
+	SpinLockAcquire(&sync_shmem->pool_mutex);
+	nfree = sync_shmem->pool_nfree;
+	SpinLockRelease(&sync_shmem->pool_mutex);
+	return nfree;
 }

@@ -1,7 +1,13 @@
 /*-------------------------------------------------------------------------
  *
  * names.c
- *		The lock name grammar, and its validation.
+ *		What syncwf accepts as a name: the lock name grammar, holder keys and
+ *		controller names, launch-plan identifiers, and the control-character
+ *		rule they share.  The SQL constraints of syncwf's tables repeat part
+ *		of it; sql/name_rules.sql checks that the two agree.  Also the
+ *		conversion of interval arguments every SQL function shares.
+ *
+ *		Layer 0: calls no other file of syncwf.
  *
  *		lock-name = kind "/" namespace "/" key
  *		kind      = "mtx" / "sem"
@@ -14,7 +20,12 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "syncwf.h"
+#include "postgres.h"
+
+#include "common/int.h"
+#include "utils/timestamp.h"
+
+#include "names.h"
 
 
 static inline bool
@@ -97,4 +108,78 @@ bool
 sync_lock_is_launch_plan(const char *name)
 {
 	return strncmp(name, SYNC_LAUNCH_LOCK_PREFIX, strlen(SYNC_LAUNCH_LOCK_PREFIX)) == 0;
+}
+
+/*
+ * A holder key (what = "holder") or controller name (what = "controller"):
+ * not empty, at most SYNC_KEY_MAXLEN bytes, no control characters.
+ */
+void
+sync_check_key(const char *key, const char *what)
+{
+	if (key[0] == '\0')
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must not be empty", what),
+				 strcmp(what, "holder") == 0 ?
+				 errhint("Use the workflow key, for example 'namespace/workflow'.") :
+				 errhint("Use the controller's name, or NULL for none.")));
+	if (strlen(key) > SYNC_KEY_MAXLEN)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s is too long", what),
+				 errdetail("It is %zu bytes; at most %d are allowed.",
+						   strlen(key), SYNC_KEY_MAXLEN)));
+	for (const char *p = key; *p; p++)
+		if (sync_is_control((unsigned char) *p))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("%s must not contain control characters", what)));
+}
+
+/*
+ * A launch-plan identifier: not empty, no control characters; a project,
+ * domain or name (slash_ok = false) has at most SYNC_IDENT_MAXLEN bytes and
+ * no "/", a version or execution id at most SYNC_KEY_MAXLEN.
+ */
+void
+sync_check_ident(const char *value, const char *what, bool slash_ok)
+{
+	int			maxlen = slash_ok ? SYNC_KEY_MAXLEN : SYNC_IDENT_MAXLEN;
+
+	if (value[0] == '\0')
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must not be empty", what)));
+	if (strlen(value) > maxlen)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s is too long", what),
+				 errdetail("It is %zu bytes; at most %d are allowed.", strlen(value),
+						   maxlen)));
+	for (const char *p = value; *p; p++)
+		if (sync_is_control((unsigned char) *p) || (!slash_ok && *p == '/'))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("%s must not contain %s", what,
+							*p == '/' ? "\"/\"" : "control characters")));
+}
+
+/* An interval in microseconds, saturating at PG_INT64_MAX (or -1). */
+int64
+sync_interval_us(Interval *iv)
+{
+	int64		us;
+
+	if (pg_mul_s64_overflow((int64) iv->month, (int64) DAYS_PER_MONTH * USECS_PER_DAY, &us) ||
+		pg_add_s64_overflow(us, (int64) iv->day * USECS_PER_DAY, &us) ||
+		pg_add_s64_overflow(us, iv->time, &us))
+	{
+		/* beyond int64 microseconds (292,000 years): its sign is all we need */
+		double		approx = (double) iv->month * DAYS_PER_MONTH * USECS_PER_DAY +
+			(double) iv->day * USECS_PER_DAY + (double) iv->time;
+
+		us = (approx < 0) ? -1 : PG_INT64_MAX;
+	}
+	return us;
 }

@@ -1,18 +1,39 @@
 /*-------------------------------------------------------------------------
  *
  * syncwf.c
- *		Module load: refuses to load unless preloaded, defines the GUCs and
- *		installs the shared memory hooks.
+ *		The module's entry point, at the top of the layers: refuses to load
+ *		unless preloaded, defines the GUCs, registers the worker, and owns
+ *		what every module needs once per server or per backend -- the
+ *		shared memory (each module's size, tranche and initialization, in a
+ *		fixed order), the transaction callbacks (each module's commit and
+ *		abort work, in a fixed order), and the hooks through which a lower
+ *		module tells an upper one what happened.  docs/architecture.md
+ *		shows the layers.
  *
- * Copyright (c) 2026, the syncwf authors.  PostgreSQL licence: see LICENSE.
+ * Layer 12 (entry point): calls layers 0-11.
  *
  *-------------------------------------------------------------------------
  */
-#include "syncwf.h"
+#include "postgres.h"
 
+#include "access/xact.h"
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "storage/ipc.h"
+#include "storage/shmem.h"
+
+#include "controllers.h"
+#include "guc.h"
+#include "holders.h"
+#include "holds.h"
+#include "keyed_ops.h"
+#include "keyed_xact.h"
+#include "launch.h"
+#include "sem_limits.h"
+#include "lock_table.h"
+#include "outbox.h"
+#include "tokens.h"
+#include "worker.h"
 
 PG_MODULE_MAGIC;
 
@@ -21,20 +42,104 @@ void		_PG_init(void);
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
+/* shmem_request_hook: every module's memory and LWLocks. */
 static void
 syncwf_shmem_request(void)
 {
+	Size		size = 0;
+
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
-	sync_shmem_request();
+
+	size = add_size(size, sync_lock_table_shmem_size());
+	size = add_size(size, sync_tokens_shmem_size());
+	size = add_size(size, sync_outbox_shmem_size());
+	size = add_size(size, sync_controllers_shmem_size());
+	size = add_size(size, sync_holders_shmem_size());
+	RequestAddinShmemSpace(size);
+
+	sync_lock_table_shmem_request();
+	RequestNamedLWLockTranche(SYNC_TOKENS_TRANCHE, 1);
+	sync_outbox_shmem_request();
+	sync_controllers_shmem_request();
+	sync_holders_shmem_request();
 }
 
+/* shmem_startup_hook: create or attach to every module's structures. */
 static void
 syncwf_shmem_startup(void)
 {
 	if (prev_shmem_startup_hook)
 		prev_shmem_startup_hook();
-	sync_shmem_startup();
+
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	sync_lock_table_shmem_init();
+	sync_tokens_shmem_init();
+	sync_outbox_shmem_init();
+	sync_controllers_shmem_init();
+	sync_holders_shmem_init();
+	LWLockRelease(AddinShmemInitLock);
+}
+
+/*
+ * Transaction events, for every module that keeps work for them: session
+ * holds (holds.c), limit changes (sem_limits.c), keyed holds and controllers
+ * (keyed_xact.c), in that order.  Commit work runs after the commit is
+ * durable and must not fail.
+ */
+static void
+syncwf_xact_callback(XactEvent event, void *arg)
+{
+	switch (event)
+	{
+		case XACT_EVENT_PRE_COMMIT:
+			sync_limits_precommit();
+			break;
+		case XACT_EVENT_PRE_PREPARE:
+			sync_holds_at_prepare();
+			if (sync_limits_pending())
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("cannot PREPARE a transaction that changed sync_limit"),
+						 errhint("Change sync_limit in a transaction that commits directly.")));
+			if (sync_keyed_xact_pending())
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("cannot PREPARE a transaction that changed keyed holds or controllers"),
+						 errhint("Request, release and heartbeat in a transaction that commits directly.")));
+			break;
+		case XACT_EVENT_COMMIT:
+			sync_holds_at_commit();
+			sync_limits_at_commit();
+			sync_keyed_xact_at_commit();
+			break;
+		case XACT_EVENT_ABORT:
+			sync_holds_at_abort();
+			sync_limits_forget();
+			sync_keyed_xact_at_abort();
+			break;
+		default:
+			break;
+	}
+}
+
+static void
+syncwf_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+						SubTransactionId parentSubid, void *arg)
+{
+	switch (event)
+	{
+		case SUBXACT_EVENT_ABORT_SUB:
+			sync_keyed_xact_at_subabort(mySubid);
+			sync_holds_at_subabort(mySubid);
+			break;
+		case SUBXACT_EVENT_COMMIT_SUB:
+			sync_keyed_xact_at_subcommit(mySubid, parentSubid);
+			sync_holds_at_subcommit(mySubid, parentSubid);
+			break;
+		default:
+			break;
+	}
 }
 
 void
@@ -55,6 +160,14 @@ _PG_init(void)
 
 	sync_define_gucs();
 	sync_worker_register();
+
+	/* lower modules report upward through these */
+	sync_holders_init();
+	sync_keyed_set_grant_written_hook(sync_launch_grant_written);
+
+	/* every backend (they inherit them) gets the transaction callbacks */
+	RegisterXactCallback(syncwf_xact_callback, NULL);
+	RegisterSubXactCallback(syncwf_subxact_callback, NULL);
 
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = syncwf_shmem_request;

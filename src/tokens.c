@@ -22,20 +22,39 @@
  * a commit callback where an error is not allowed, and the clock floor
  * still protects the order.
  *
+ * Shared state: the counter and the reservation are atomics in this file's
+ * own block (SyncTokens); writing a new reservation is serialized by its
+ * one LWLock (tranche "syncwf tokens").
+ *
+ * Layer 0: calls no other file of syncwf.
+ *
  *-------------------------------------------------------------------------
  */
-#include "syncwf.h"
+#include "postgres.h"
 
 #include <fcntl.h>
 #include <unistd.h>
 
 #include "miscadmin.h"
 #include "storage/fd.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
 #include "utils/timestamp.h"
+
+#include "tokens.h"
 
 #define SYNC_TOKEN_FILE			"syncwf.token"
 #define SYNC_TOKEN_TMPFILE		"syncwf.token.tmp"
 #define SYNC_TOKEN_BLOCK		((uint64) 1 << 20)
+
+typedef struct SyncTokens
+{
+	LWLock	   *lock;			/* serializes reservation writes */
+	pg_atomic_uint64 next_token;	/* next fencing token to hand out */
+	pg_atomic_uint64 token_reserved;	/* tokens below this are durable */
+} SyncTokens;
+
+static SyncTokens *Tokens = NULL;
 
 /* Read the reservation file; 0 if there is none or it is unreadable. */
 static uint64
@@ -99,45 +118,58 @@ sync_write_token_file(uint64 value)
 	return durable_rename(SYNC_TOKEN_TMPFILE, SYNC_TOKEN_FILE, LOG) == 0;
 }
 
+Size
+sync_tokens_shmem_size(void)
+{
+	return MAXALIGN(sizeof(SyncTokens));
+}
+
 /*
  * Called once per shared memory initialization (server start and every
- * crash restart), in the postmaster.
+ * crash restart), in the postmaster, with AddinShmemInitLock held.
  */
 void
-sync_tokens_startup(void)
+sync_tokens_shmem_init(void)
 {
-	uint64		saved = sync_read_token_file();
-	uint64		clock_floor = (uint64) Max(GetCurrentTimestamp(), 0);
-	uint64		start = Max(saved, clock_floor) + 1;
+	bool		found;
 
-	pg_atomic_write_u64(&SyncState->next_token, start);
-	/* nothing reserved yet: the first grant writes the file */
-	pg_atomic_write_u64(&SyncState->token_reserved, start);
+	Tokens = ShmemInitStruct("syncwf tokens", sizeof(SyncTokens), &found);
+	if (!found)
+	{
+		uint64		saved = sync_read_token_file();
+		uint64		clock_floor = (uint64) Max(GetCurrentTimestamp(), 0);
+		uint64		start = Max(saved, clock_floor) + 1;
+
+		Tokens->lock = &GetNamedLWLockTranche(SYNC_TOKENS_TRANCHE)->lock;
+		pg_atomic_init_u64(&Tokens->next_token, start);
+		/* nothing reserved yet: the first grant writes the file */
+		pg_atomic_init_u64(&Tokens->token_reserved, start);
+	}
 }
 
 /* Durably reserve tokens up to and including at least 'token'. */
 static void
 sync_reserve_tokens(uint64 token)
 {
-	LWLockAcquire(SyncState->token_lock, LW_EXCLUSIVE);
-	if (token >= pg_atomic_read_u64(&SyncState->token_reserved))
+	LWLockAcquire(Tokens->lock, LW_EXCLUSIVE);
+	if (token >= pg_atomic_read_u64(&Tokens->token_reserved))
 	{
 		uint64		upto = token + SYNC_TOKEN_BLOCK;
 
 		(void) sync_write_token_file(upto);
 		/* advance even on failure: retrying every grant would not help */
-		pg_atomic_write_u64(&SyncState->token_reserved, upto);
+		pg_atomic_write_u64(&Tokens->token_reserved, upto);
 	}
-	LWLockRelease(SyncState->token_lock);
+	LWLockRelease(Tokens->lock);
 }
 
 /* The next fencing token.  Never raises an error. */
 uint64
 sync_next_token(void)
 {
-	uint64		token = pg_atomic_fetch_add_u64(&SyncState->next_token, 1);
+	uint64		token = pg_atomic_fetch_add_u64(&Tokens->next_token, 1);
 
-	if (token >= pg_atomic_read_u64(&SyncState->token_reserved))
+	if (token >= pg_atomic_read_u64(&Tokens->token_reserved))
 		sync_reserve_tokens(token);
 	return token;
 }
@@ -149,7 +181,7 @@ sync_next_token(void)
 void
 sync_tokens_advance(uint64 next)
 {
-	sync_atomic_advance(&SyncState->next_token, next);
+	sync_atomic_advance(&Tokens->next_token, next);
 }
 
 /* Raise an atomic counter to at least 'next'; never lowers it. */

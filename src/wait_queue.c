@@ -25,16 +25,27 @@
  * recorded here and granted by sync_grant_deferred() after the caller has
  * released its partition lock.
  *
+ * A keyed entry (owned by a holder key, not a backend) is told of its grant
+ * through the hook holders.c sets: this file knows nothing of holders.
+ *
+ * Locking: every function here runs under the partition locks of the locks
+ * it touches (lock_table.c); the deferred list is backend-local.
+ *
+ * Layer 2: calls layers 0 and 1 (tokens.c, lock_table.c).
+ *
  *-------------------------------------------------------------------------
  */
-#include "compat.h"
-#include "syncwf.h"
+#include "postgres.h"
 
 #include "miscadmin.h"
 #include "storage/latch.h"
 #include "storage/proc.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
+
+#include "compat.h"
+#include "tokens.h"
+#include "wait_queue.h"
 
 /* Multi-lock requests found at the front of a queue, to be tried later. */
 typedef struct DeferredRequest
@@ -44,9 +55,17 @@ typedef struct DeferredRequest
 	uint32		partmask;
 } DeferredRequest;
 
+static SyncGrantHook keyed_grant_hook = NULL;
+
 static DeferredRequest *deferred = NULL;
 static int	ndeferred = 0;
 static int	maxdeferred = 0;
+
+void
+sync_queue_set_grant_hook(SyncGrantHook hook)
+{
+	keyed_grant_hook = hook;
+}
 
 int
 sync_lock_slots(SyncLock *lock)
@@ -316,11 +335,14 @@ sync_request_grant(SyncEntry *entry, bool forced)
 		dlist_push_tail(&lock->holders, &e->lock_link);
 		lock->nheld++;
 		if (e->scope == SYNC_SCOPE_KEYED)
-			sync_keyed_granted(e);
+		{
+			Assert(keyed_grant_hook != NULL);
+			keyed_grant_hook(e);
+		}
 		e = e->next_in_request;
 	} while (e != entry);
 
-	/* a keyed holder is told by the worker's NOTIFY instead (keyed.c) */
+	/* a keyed holder is told by the worker's NOTIFY instead (holders.c) */
 	if (entry->scope != SYNC_SCOPE_KEYED && entry->procno != sync_my_procno())
 		SetLatch(&GetPGProcByNumber(entry->procno)->procLatch);
 }
@@ -419,4 +441,28 @@ sync_grant_deferred(void)
 		}
 		sync_unlock_partitions(item.partmask);
 	}
+}
+
+/*
+ * Run the grant pass of the lock named 'name' in this database, if it is
+ * in the table (after several of its requests got new limits of their own,
+ * so that they are granted in queue order).  Caller holds no partition.
+ */
+void
+sync_grant_waiters_of(const char *name)
+{
+	SyncLockTag tag;
+	uint32		hashcode;
+	LWLock	   *partition;
+	SyncLock   *lock;
+
+	sync_make_tag(&tag, MyDatabaseId, name);
+	hashcode = sync_tag_hash(&tag);
+	partition = sync_partition_lock(hashcode);
+	LWLockAcquire(partition, LW_EXCLUSIVE);
+	lock = sync_lock_lookup(&tag, hashcode);
+	if (lock != NULL)
+		sync_grant_waiters(lock);
+	LWLockRelease(partition);
+	sync_grant_deferred();
 }

@@ -1,9 +1,11 @@
 /*-------------------------------------------------------------------------
  *
- * state_table.c
- *		The sync_state and sync_controller tables: every write syncwf makes
- *		to them, their triggers, the NOTIFY events, and reading them back to
- *		rebuild shared memory.
+ * state_rows.c
+ *		The rows of sync_state and sync_controller: every write syncwf makes
+ *		to them, the NOTIFY events that announce keyed holds, and reading
+ *		them back to rebuild shared memory.  Table I/O only: this file knows
+ *		nothing of shared memory; the engine (keyed_ops.c) decides what to
+ *		write and what a deleted row means.
  *
  * Writes run as the tables' owner (the extension's owner), so that roles
  * which may only read the tables can still request and release through
@@ -13,22 +15,24 @@
  * row -- bypass SPI and go through the table access method and the primary
  * key directly (see "The hot path" below).
  *
- * The triggers make manual edits behave like the API: a DELETE from
- * sync_state releases (or withdraws) at commit and hands the slot on; a
- * DELETE from sync_controller makes that controller inactive at commit;
- * INSERT and UPDATE of sync_controller count as heartbeats, stamped with
- * the server's clock.  Rows of
- * sync_state can only be inserted and updated by syncwf itself.
+ * Rows of sync_state can only be inserted and updated by syncwf itself:
+ * the guard trigger (triggers.c) asks sync_state_writing().  A DELETE
+ * statement run here fires the delete trigger, which tells the engine; its
+ * reason and the rows it deleted besides are kept here for it
+ * (sync_state_delete_reason, sync_state_cascaded).
  *
  * Events go out with NOTIFY on channel "syncwf", so only when the
  * transaction that caused them commits.  The payload is JSON:
  *	{"event": "granted"|"lost"|"withdrawn", "lock": ..., "holder": ...,
  *	 "token": ..., "controller": ..., "reason": ...}
  *
+ * Backend-local state only.
+ *
+ * Layer 7: calls layer 0 only (names.c, tables.c).
+ *
  *-------------------------------------------------------------------------
  */
-#include "compat.h"
-#include "syncwf.h"
+#include "postgres.h"
 
 #include "access/genam.h"
 #include "access/htup_details.h"
@@ -61,26 +65,12 @@
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
 
-#define SYNC_NOTIFY_CHANNEL "syncwf"
+#include "compat.h"
+#include "names.h"
+#include "state_rows.h"
+#include "tables.h"
 
-/*
- * The extension's tables in this database, looked up once and again after
- * an invalidation of one of them.  The relcache callback only counts those
- * invalidations (the OIDs are current while none came since they were
- * found); it never clears the OIDs: an invalidation is processed at any
- * catalog access (VACUUM or ANALYZE of sync_state sends one), and a lookup
- * in progress, or a caller between two uses of these OIDs, must not see
- * them change under it.  They change for real only when the extension is
- * dropped and created again, which the next lookup sees.
- */
-static Oid	state_relid = InvalidOid;
-static Oid	controller_relid = InvalidOid;
-static Oid	limit_relid = InvalidOid;
-static Oid	tables_owner = InvalidOid;
-static uint64 tables_invalidations = 0;	/* of our tables, by the callback */
-static uint64 tables_found_at = PG_UINT64_MAX;	/* tables_invalidations when
-												 * the OIDs were found */
-static bool relcache_callback_registered = false;
+#define SYNC_NOTIFY_CHANNEL "syncwf"
 
 /* Set while syncwf itself writes sync_state (checked by the guard trigger). */
 static bool api_writing = false;
@@ -90,7 +80,6 @@ static uint64 cascaded_rows = 0;
 
 /* Why rows are being deleted; NULL for a manual DELETE. */
 static const char *delete_reason = NULL;
-#define REASON_RELEASED "released"
 
 /* The columns of sync_state that syncwf writes (names in state_columns[]). */
 typedef enum StateColumn
@@ -112,14 +101,14 @@ typedef enum StateColumn
 	SYNC_STATE_NCOLS
 } StateColumn;
 
-/* Where those columns are in the current sync_state, and its primary key. */
+/*
+ * Where those columns are in the current sync_state, and its primary key;
+ * current while the table and the count of invalidations are the same.
+ */
 static Oid	layout_relid = InvalidOid;
+static uint64 layout_invalidations = 0;
 static AttrNumber state_attnums[SYNC_STATE_NCOLS];
 static Oid	state_pkey = InvalidOid;
-
-static int	sync_state_row_removed(const char *name, const char *holder,
-								   int64 request_id, const char *controller,
-								   const char *reason);
 
 typedef enum StatePlan
 {
@@ -138,124 +127,6 @@ typedef enum StatePlan
 
 static SPIPlanPtr plans[NUM_PLANS];
 static Oid	plans_relid = InvalidOid;
-
-static void
-sync_tables_relcache_callback(Datum arg, Oid relid)
-{
-	if (relid == InvalidOid || relid == state_relid ||
-		relid == controller_relid || relid == limit_relid)
-		tables_invalidations++;
-	if (relid == InvalidOid || relid == layout_relid)
-		layout_relid = InvalidOid;	/* columns may have moved */
-}
-
-/* The schema extension 'extoid' lives in. */
-static Oid
-sync_extension_schema(Oid extoid)
-{
-	Relation	rel;
-	ScanKeyData key;
-	SysScanDesc scan;
-	HeapTuple	tuple;
-	Oid			nsp = InvalidOid;
-
-	rel = table_open(ExtensionRelationId, AccessShareLock);
-	ScanKeyInit(&key, Anum_pg_extension_oid, BTEqualStrategyNumber, F_OIDEQ,
-				ObjectIdGetDatum(extoid));
-	scan = systable_beginscan(rel, ExtensionOidIndexId, true, NULL, 1, &key);
-	tuple = systable_getnext(scan);
-	if (HeapTupleIsValid(tuple))
-		nsp = ((Form_pg_extension) GETSTRUCT(tuple))->extnamespace;
-	systable_endscan(scan);
-	table_close(rel, AccessShareLock);
-	return nsp;
-}
-
-/*
- * Look up the extension's tables (missing_ok: InvalidOid if not created).
- * Everything is read into locals first and published at the end; if an
- * invalidation was processed meanwhile (by one of the catalog reads here),
- * what was found is used, and the next call looks again.
- */
-static void
-sync_lookup_tables(bool missing_ok)
-{
-	Oid			ext;
-	Oid			nsp;
-	Oid			state = InvalidOid;
-	Oid			controller = InvalidOid;
-	Oid			limit = InvalidOid;
-	HeapTuple	tup;
-	Oid			owner;
-	uint64		invalidations;
-
-	if (tables_found_at == tables_invalidations)
-		return;
-	if (!relcache_callback_registered)
-	{
-		CacheRegisterRelcacheCallback(sync_tables_relcache_callback, (Datum) 0);
-		relcache_callback_registered = true;
-	}
-	invalidations = tables_invalidations;
-	ext = get_extension_oid("syncwf", true);
-	nsp = OidIsValid(ext) ? sync_extension_schema(ext) : InvalidOid;
-	if (OidIsValid(nsp))
-	{
-		state = get_relname_relid("sync_state", nsp);
-		controller = get_relname_relid("sync_controller", nsp);
-		limit = get_relname_relid("sync_limit", nsp);
-	}
-	if (!OidIsValid(state) || !OidIsValid(controller) || !OidIsValid(limit))
-	{
-		state_relid = controller_relid = limit_relid = InvalidOid;
-		if (missing_ok)
-			return;
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("the tables of extension syncwf do not exist in this database"),
-				 errhint("Run CREATE EXTENSION syncwf.")));
-	}
-	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(state));
-	if (!HeapTupleIsValid(tup))
-		elog(ERROR, "cache lookup failed for relation %u", state);
-	owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
-	ReleaseSysCache(tup);
-
-	controller_relid = controller;
-	limit_relid = limit;
-	state_relid = state;
-	tables_owner = owner;
-	/* an invalidation processed meanwhile makes the next call look again */
-	tables_found_at = invalidations;
-}
-
-Oid
-sync_state_relid(bool missing_ok)
-{
-	sync_lookup_tables(missing_ok);
-	return state_relid;
-}
-
-Oid
-sync_controller_relid_cached(void)
-{
-	sync_lookup_tables(true);
-	return OidIsValid(state_relid) ? controller_relid : InvalidOid;
-}
-
-Oid
-sync_limit_relid_cached(void)
-{
-	sync_lookup_tables(true);
-	return OidIsValid(state_relid) ? limit_relid : InvalidOid;
-}
-
-static char *
-sync_qualified(Oid relid)
-{
-	return quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
-									  get_rel_name(relid));
-}
 
 /*
  * The statements, by StatePlan.  "%s" is the table: sync_controller for the
@@ -338,8 +209,9 @@ sync_plan(StatePlan which)
 	char	   *sql;
 	SPIPlanPtr	plan;
 
-	sync_lookup_tables(false);
-	if (plans_relid != state_relid)
+	const SyncTables *t = sync_tables(false);
+
+	if (plans_relid != t->state)
 	{
 		for (int i = 0; i < NUM_PLANS; i++)
 			if (plans[i] != NULL)
@@ -347,13 +219,13 @@ sync_plan(StatePlan which)
 				SPI_freeplan(plans[i]);
 				plans[i] = NULL;
 			}
-		plans_relid = state_relid;
+		plans_relid = t->state;
 	}
 	if (plans[which] != NULL)
 		return plans[which];
 
 	sql = psprintf(def->sql,
-				   sync_qualified(def->on_controller ? controller_relid : state_relid));
+				   sync_qualified(def->on_controller ? t->controller : t->state));
 	plan = SPI_prepare(sql, def->nargs, (Oid *) def->types);
 	if (plan == NULL)
 		elog(ERROR, "SPI_prepare failed for \"%s\": %s", sql,
@@ -381,9 +253,9 @@ sync_exec(StatePlan which, Datum *values, const char *nulls, Datum *result,
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	sync_lookup_tables(false);
 	GetUserIdAndSecContext(&save_userid, &save_sec_context);
-	SetUserIdAndSecContext(tables_owner, save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
+	SetUserIdAndSecContext(sync_tables(false)->owner,
+						   save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
 	api_writing = true;
 	PG_TRY();
 	{
@@ -427,81 +299,6 @@ sync_interval_datum(int64 us)
 	return IntervalPGetDatum(iv);
 }
 
-/*
- * Run one statement of another part of syncwf (launch_plans.c) as the
- * tables' owner.  The statement is prepared once per sync_state table and
- * kept in *plan; in sql, "%1$s" stands for the extension's schema.  Returns
- * the rows processed; with rows_out, the result rows as arrays of strings
- * (NULL for SQL NULL), in the caller's memory context.
- */
-uint64
-sync_exec_owned(SyncOwnedPlan *plan, Datum *values, const char *nulls,
-				List **rows_out)
-{
-	Oid			save_userid;
-	int			save_sec_context;
-	MemoryContext caller = CurrentMemoryContext;
-	volatile uint64 processed = 0;
-
-	if (rows_out)
-		*rows_out = NIL;
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	sync_lookup_tables(false);
-	if (plan->plan == NULL || plan->relid != state_relid)
-	{
-		char	   *sql = psprintf(plan->sql,
-								   quote_identifier(get_namespace_name(get_rel_namespace(state_relid))));
-		SPIPlanPtr	p = SPI_prepare(sql, plan->nargs, plan->types);
-
-		if (p == NULL)
-			elog(ERROR, "SPI_prepare failed for \"%s\": %s", sql,
-				 SPI_result_code_string(SPI_result));
-		if (SPI_keepplan(p) != 0)
-			elog(ERROR, "SPI_keepplan failed");
-		if (plan->plan != NULL)
-			SPI_freeplan(plan->plan);
-		plan->plan = p;
-		plan->relid = state_relid;
-	}
-	GetUserIdAndSecContext(&save_userid, &save_sec_context);
-	SetUserIdAndSecContext(tables_owner, save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
-	PG_TRY();
-	{
-		int			rc = SPI_execute_plan(plan->plan, values, nulls, false, 0);
-
-		if (rc < 0)
-			elog(ERROR, "syncwf statement failed: %s", SPI_result_code_string(rc));
-		processed = SPI_processed;
-		if (rows_out && SPI_tuptable != NULL)
-		{
-			TupleDesc	desc = SPI_tuptable->tupdesc;
-
-			for (uint64 i = 0; i < SPI_processed; i++)
-			{
-				MemoryContext old = MemoryContextSwitchTo(caller);
-				char	  **cols = palloc0(sizeof(char *) * desc->natts);
-
-				for (int c = 0; c < desc->natts; c++)
-				{
-					char	   *v = SPI_getvalue(SPI_tuptable->vals[i], desc, c + 1);
-
-					cols[c] = v ? pstrdup(v) : NULL;
-				}
-				*rows_out = lappend(*rows_out, cols);
-				MemoryContextSwitchTo(old);
-			}
-		}
-	}
-	PG_FINALLY();
-	{
-		SetUserIdAndSecContext(save_userid, save_sec_context);
-	}
-	PG_END_TRY();
-	SPI_finish();
-	return processed;
-}
-
 /*-------------------------------------------------------------------------
  * The hot path: a request's INSERT and a release's DELETE
  *
@@ -514,8 +311,9 @@ sync_exec_owned(SyncOwnedPlan *plan, Datum *values, const char *nulls,
  * checks uniqueness, and a row updated by a concurrent transaction is
  * followed to its latest version as READ COMMITTED does (serialization
  * failure under REPEATABLE READ or SERIALIZABLE).  Triggers do not fire:
- * syncwf's own writes need neither the guard nor the delete trigger, whose
- * bookkeeping (sync_state_row_removed) is called here directly.
+ * syncwf's own writes need neither the guard nor the delete trigger; the
+ * rows a delete removed go back to the engine, which does what the delete
+ * trigger would (keyed_ops.c).
  *-------------------------------------------------------------------------
  */
 
@@ -536,7 +334,8 @@ sync_state_layout(Relation rel)
 	Oid			pkey;
 	Relation	idx;
 
-	if (layout_relid == RelationGetRelid(rel))
+	if (layout_relid == RelationGetRelid(rel) &&
+		layout_invalidations == sync_tables_invalidations())
 		return;
 	for (int c = 0; c < SYNC_STATE_NCOLS; c++)
 	{
@@ -555,6 +354,7 @@ sync_state_layout(Relation rel)
 	index_close(idx, AccessShareLock);
 	state_pkey = pkey;
 	layout_relid = RelationGetRelid(rel);
+	layout_invalidations = sync_tables_invalidations();
 }
 
 /* Insert one row: values and isnull in state_columns order. */
@@ -567,8 +367,7 @@ sync_state_insert_row(Datum *values, bool *isnull)
 	ResultRelInfo *rri;
 	List	   *recheck;
 
-	sync_lookup_tables(false);
-	rel = table_open(state_relid, RowExclusiveLock);
+	rel = table_open(sync_state_relid(false), RowExclusiveLock);
 	sync_state_layout(rel);
 
 	slot = table_slot_create(rel, NULL);
@@ -602,14 +401,13 @@ sync_state_insert_row(Datum *values, bool *isnull)
 }
 
 /*
- * Delete the row of (name, holder), if there is one; its entry is released
- * at commit (sync_state_row_removed).  reason: REASON_RELEASED when the
- * holder lets go (no event), otherwise the reason given in the "lost" or
- * "withdrawn" event.  Returns the rows deleted: this one, and the other
- * rows of a pending request that named several locks, which go with it.
+ * Delete the row of (name, holder), if there is one.  Returns the rows
+ * deleted (one, unless an earlier version of it was deleted by this
+ * command already), each as a SyncStateRow with its request_id and
+ * controller: what they mean is the engine's (sync_keyed_delete).
  */
-int
-sync_state_delete(const char *name, const char *holder, const char *reason)
+List *
+sync_state_delete(const char *name, const char *holder)
 {
 	Relation	rel;
 	Relation	idx;
@@ -617,12 +415,10 @@ sync_state_delete(const char *name, const char *holder, const char *reason)
 	TupleTableSlot *slot;
 	Datum		name_datum = CStringGetTextDatum(name);
 	Datum		holder_datum = CStringGetTextDatum(holder);
-	int			ndeleted = 0;
-	int			ncascaded = 0;
+	List	   *removed = NIL;
 	bool		retry;
 
-	sync_lookup_tables(false);
-	rel = table_open(state_relid, RowExclusiveLock);
+	rel = table_open(sync_state_relid(false), RowExclusiveLock);
 	sync_state_layout(rel);
 	idx = index_open(state_pkey, RowExclusiveLock);
 	ScanKeyEntryInitialize(&keys[0], 0, 1, BTEqualStrategyNumber, InvalidOid,
@@ -643,8 +439,7 @@ sync_state_delete(const char *name, const char *holder, const char *reason)
 			TM_FailureData tmfd;
 			TM_Result	result;
 			bool		isnull;
-			int64		request_id;
-			char	   *controller = NULL;
+			SyncStateRow *row;
 			Datum		d;
 
 			result = table_tuple_delete(rel, &slot->tts_tid,
@@ -674,15 +469,15 @@ sync_state_delete(const char *name, const char *holder, const char *reason)
 				default:
 					elog(ERROR, "unexpected table_tuple_delete status: %u", result);
 			}
-			ndeleted++;
+			row = palloc0(sizeof(SyncStateRow));
+			row->name = (char *) name;
+			row->holder = (char *) holder;
 			d = slot_getattr(slot, state_attnums[COL_REQUEST_ID], &isnull);
-			request_id = isnull ? 0 : DatumGetInt64(d);
+			row->request_id = isnull ? 0 : DatumGetInt64(d);
 			d = slot_getattr(slot, state_attnums[COL_CONTROLLER], &isnull);
 			if (!isnull)
-				controller = TextDatumGetCString(d);
-			if (request_id != 0)
-				ncascaded += sync_state_row_removed(name, holder, request_id,
-													controller, reason);
+				row->controller = TextDatumGetCString(d);
+			removed = lappend(removed, row);
 		}
 		index_endscan(scan);
 		UnregisterSnapshot(snapshot);
@@ -691,9 +486,9 @@ sync_state_delete(const char *name, const char *holder, const char *reason)
 	ExecDropSingleTupleTableSlot(slot);
 	index_close(idx, NoLock);
 	table_close(rel, NoLock);
-	if (ndeleted > 0)
+	if (removed != NIL)
 		CommandCounterIncrement();
-	return ndeleted + ncascaded;
+	return removed;
 }
 
 void
@@ -832,33 +627,31 @@ sync_state_notify(const char *event, const char *name, const char *holder,
 }
 
 /*
- * Write one grant of a pending entry to sync_state and announce it, in the
- * current transaction; false if the entry has moved on or the row already
- * says so.  With 'skipped' (the worker, sync_reconcile()), a row that an
- * open transaction has locked is not waited for: *skipped is set, and the
- * grant is written by a later round.  The worker never waits for a row
- * lock, so it can never be part of a deadlock, nor be held up by one
- * session's open transaction while other hand-offs wait to be announced.
+ * Write one grant of a pending entry (row: name, holder, token, granted_at,
+ * lease_expires, request_id, controller) to sync_state and announce it, in
+ * the current transaction; false if the row already says so or is gone.
+ * With 'skipped' (the worker, sync_reconcile()), a row that an open
+ * transaction has locked is not waited for: *skipped is set, and the grant
+ * is written by a later round.  The worker never waits for a row lock, so
+ * it can never be part of a deadlock, nor be held up by one session's open
+ * transaction while other hand-offs wait to be announced.
  */
 bool
-sync_state_persist_grant(SyncOutboxItem *item, bool *skipped)
+sync_state_persist(SyncStateRow *row, bool *skipped)
 {
-	SyncStateRow row;
 	Datum		values[6];
 	char		nulls[6];
 
-	if (!sync_keyed_grant_info(item, &row))
-		return false;
 	memset(nulls, ' ', sizeof(nulls));
-	values[0] = CStringGetTextDatum(row.name);
-	values[1] = CStringGetTextDatum(row.holder);
-	values[2] = Int64GetDatum(row.token);
-	values[3] = TimestampTzGetDatum(row.granted_at);
-	if (row.lease_expires != 0)
-		values[4] = TimestampTzGetDatum(row.lease_expires);
+	values[0] = CStringGetTextDatum(row->name);
+	values[1] = CStringGetTextDatum(row->holder);
+	values[2] = Int64GetDatum(row->token);
+	values[3] = TimestampTzGetDatum(row->granted_at);
+	if (row->lease_expires != 0)
+		values[4] = TimestampTzGetDatum(row->lease_expires);
 	else
 		nulls[4] = 'n';
-	values[5] = Int64GetDatum(row.request_id);
+	values[5] = Int64GetDatum(row->request_id);
 	if (sync_exec(skipped ? PLAN_PERSIST_SKIP_LOCKED : PLAN_PERSIST,
 				  values, nulls, NULL, NULL) == 0)
 	{
@@ -866,48 +659,17 @@ sync_state_persist_grant(SyncOutboxItem *item, bool *skipped)
 			*skipped = true;
 		return false;
 	}
-	sync_state_notify("granted", row.name, row.holder, row.token,
-					  row.controller, NULL);
-	/* an execution waiting for a launch plan slot is QUEUED now */
-	if (strncmp(row.name, SYNC_LAUNCH_LOCK_PREFIX, strlen(SYNC_LAUNCH_LOCK_PREFIX)) == 0)
-		sync_launch_promoted(row.holder);
-	sync_keyed_note_persisted(item->entry, item->request_id, item->token);
+	sync_state_notify("granted", row->name, row->holder, row->token,
+					  row->controller, NULL);
 	return true;
 }
 
 /*
- * Write the grants the outbox holds (or, after an overflow or at the first
- * round of a process, every unwritten grant) to sync_state and announce
- * them.  Returns how many were written.  Sets *retry when a row was locked
- * by an open transaction: the next round looks at every unwritten grant
- * again, and should not wait long.
+ * Delete the rows of expired leases (the delete trigger announces and
+ * releases them); returns how many rows went, with the trigger's.
  */
 int
-sync_state_persist_grants(bool *retry)
-{
-	static bool scanned = false;
-	bool		overflow;
-	List	   *items = sync_outbox_drain(&overflow);
-	ListCell   *lc;
-	int			n = 0;
-
-	if (overflow || !scanned)
-	{
-		items = sync_keyed_unpersisted();
-		scanned = true;
-	}
-	*retry = false;
-	foreach(lc, items)
-		if (sync_state_persist_grant((SyncOutboxItem *) lfirst(lc), retry))
-			n++;
-	if (*retry)
-		sync_outbox_rescan();
-	return n;
-}
-
-/* Delete the rows of expired leases; the trigger announces and releases. */
-int
-sync_state_expire_leases(List *expired)
+sync_state_expire(List *expired)
 {
 	ListCell   *lc;
 	int			n = 0;
@@ -941,17 +703,18 @@ sync_state_read_all(List **controllers)
 	int			rc;
 	MemoryContext cxt = CurrentMemoryContext;
 
-	sync_lookup_tables(false);
-	state = sync_qualified(state_relid);
-	limits = sync_qualified(limit_relid);
-	ctl = sync_qualified(controller_relid);
+	const SyncTables *t = sync_tables(false);
+
+	state = sync_qualified(t->state);
+	limits = sync_qualified(t->limit);
+	ctl = sync_qualified(t->controller);
 	*controllers = NIL;
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	/*
 	 * What is committed, not this transaction's own changes: see
-	 * sync_limit_read() in limits.c for the command id trick.
+	 * sync_limit_read() in sem_limits.c for the command id trick.
 	 */
 	snapshot = RegisterSnapshot(GetLatestSnapshot());
 	snapshot->curcid = FirstCommandId;
@@ -1036,11 +799,12 @@ sync_controller_upsert(const char *controller)
 }
 
 /*
- * Forget a controller: its row, its pending entries, and its holds if
- * asked.  Returns the number of sync_state rows deleted.
+ * Delete a controller's row, and the sync_state rows of its pending
+ * entries, and of its holds if asked (the delete triggers do the rest).
+ * Returns the number of sync_state rows deleted.
  */
 int
-sync_controller_forget(const char *controller, bool release_holds)
+sync_controller_rows_delete(const char *controller, bool release_holds)
 {
 	Datum		values[2];
 
@@ -1050,120 +814,13 @@ sync_controller_forget(const char *controller, bool release_holds)
 	return sync_exec_delete(PLAN_DELETE_BY_CONTROLLER, values, "controller forgotten");
 }
 
-/* May this role administer keyed holds (force releases, forget controllers)? */
+/*
+ * The name, holder, request_id and controller of a row of sync_state 'rel'
+ * (for its delete trigger); false if name, holder or request_id is null.
+ */
 bool
-sync_is_admin(Oid roleid)
+sync_state_row_of(Relation rel, HeapTuple tuple, SyncStateRow *row)
 {
-	Oid			admin = get_role_oid("syncwf_admin", true);
-
-	sync_lookup_tables(false);
-	return superuser_arg(roleid) ||
-		has_privs_of_role(roleid, tables_owner) ||
-		(OidIsValid(admin) && has_privs_of_role(roleid, admin));
-}
-
-/* A role may act on a keyed entry it (or a role it belongs to) requested. */
-void
-sync_check_owner(Oid owner, const char *lock_name, const char *holder)
-{
-	Oid			me = GetUserId();
-
-	if (owner == me || has_privs_of_role(me, owner) || sync_is_admin(me))
-		return;
-	ereport(ERROR,
-			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-			 errmsg("permission denied for keyed hold \"%s\" of holder \"%s\"",
-					lock_name, holder),
-			 errdetail("It was requested by role \"%s\".",
-					   GetUserNameFromId(owner, true) ? GetUserNameFromId(owner, true) : "?"),
-			 errhint("Only that role, its members, and members of syncwf_admin may release or refresh it.")));
-}
-
-/*-------------------------------------------------------------------------
- * Triggers
- *-------------------------------------------------------------------------
- */
-
-static TriggerData *
-sync_trigger_data(FunctionCallInfo fcinfo, const char *fname)
-{
-	if (!CALLED_AS_TRIGGER(fcinfo))
-		ereport(ERROR,
-				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
-				 errmsg("%s() can only be called as a trigger", fname)));
-	return (TriggerData *) fcinfo->context;
-}
-
-static char *
-sync_tuple_text(HeapTuple tuple, TupleDesc desc, const char *column)
-{
-	return SPI_getvalue(tuple, desc, SPI_fnumber(desc, column));
-}
-
-/*
- * BEFORE INSERT OR UPDATE on sync_state: only syncwf writes rows; people
- * release by deleting them.
- */
-PG_FUNCTION_INFO_V1(sync_state_guard);
-Datum
-sync_state_guard(PG_FUNCTION_ARGS)
-{
-	TriggerData *trigdata = sync_trigger_data(fcinfo, "sync_state_guard");
-
-	if (!api_writing)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("rows of sync_state are written by syncwf only"),
-				 errhint("Use sync_request() to request a lock; DELETE a row (or call sync_release()) to release it.")));
-	return PointerGetDatum(TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event) ?
-						   trigdata->tg_newtuple : trigdata->tg_trigtuple);
-}
-
-/*
- * What deleting the row of (name, holder, request_id) means, whoever
- * deleted it: the entry is released (or withdrawn) when this transaction
- * commits; an entry taken away from its holder (reason is not
- * REASON_RELEASED) is announced; and the other rows of a pending request
- * that named several locks go with it.  Returns how many of those were
- * deleted.
- */
-static int
-sync_state_row_removed(const char *name, const char *holder, int64 request_id,
-					   const char *controller, const char *reason)
-{
-	SyncKeyedInfo info;
-	ListCell   *lc;
-	int			n = 0;
-
-	sync_keyed_row_deleted(name, holder, (uint64) request_id, &info);
-	if (!info.found)
-		return 0;
-
-	if (reason == NULL || strcmp(reason, REASON_RELEASED) != 0)
-		sync_state_notify(info.state == SYNC_ENTRY_HELD ? "lost" : "withdrawn",
-						  name, holder,
-						  info.state == SYNC_ENTRY_HELD ? info.token : 0,
-						  controller, reason ? reason : "deleted");
-
-	/* the other locks of an all-or-nothing request go with it */
-	if (info.state != SYNC_ENTRY_HELD && info.nlocks > 1)
-		foreach(lc, sync_keyed_request_locks(info.entry, info.request_id))
-			n += sync_state_delete((char *) lfirst(lc), holder, reason);
-	return n;
-}
-
-/*
- * AFTER DELETE (row) and AFTER TRUNCATE on sync_state: a DELETE that is not
- * syncwf's own (a manual one, or a statement of sync_exec_delete) releases
- * at commit like sync_release(); see sync_state_row_removed.
- */
-PG_FUNCTION_INFO_V1(sync_state_deleted);
-Datum
-sync_state_deleted(PG_FUNCTION_ARGS)
-{
-	TriggerData *trigdata = sync_trigger_data(fcinfo, "sync_state_deleted");
-	Relation	rel = trigdata->tg_relation;
-	HeapTuple	tuple = trigdata->tg_trigtuple;
 	TupleDesc	desc = RelationGetDescr(rel);
 	bool		name_null,
 				holder_null,
@@ -1174,98 +831,41 @@ sync_state_deleted(PG_FUNCTION_ARGS)
 				request_id,
 				controller;
 
-	sync_require_shmem();
-	sync_backend_setup();
-	if (!sync_keyed_database())
-		return PointerGetDatum(NULL);
-	sync_keyed_ensure_loaded();
-
-	if (TRIGGER_FIRED_BY_TRUNCATE(trigdata->tg_event))
-	{
-		sync_keyed_truncated();
-		return PointerGetDatum(NULL);
-	}
-
 	sync_state_layout(rel);
 	name = heap_getattr(tuple, state_attnums[COL_NAME], desc, &name_null);
 	holder = heap_getattr(tuple, state_attnums[COL_WORKFLOWKEY], desc, &holder_null);
 	request_id = heap_getattr(tuple, state_attnums[COL_REQUEST_ID], desc, &request_null);
 	controller = heap_getattr(tuple, state_attnums[COL_CONTROLLER], desc, &controller_null);
 	if (name_null || holder_null || request_null)
-		return PointerGetDatum(NULL);
-	cascaded_rows += sync_state_row_removed(TextDatumGetCString(name),
-											TextDatumGetCString(holder),
-											DatumGetInt64(request_id),
-											controller_null ? NULL : TextDatumGetCString(controller),
-											delete_reason);
-	return PointerGetDatum(NULL);
+		return false;
+	memset(row, 0, sizeof(SyncStateRow));
+	row->name = TextDatumGetCString(name);
+	row->holder = TextDatumGetCString(holder);
+	row->request_id = DatumGetInt64(request_id);
+	row->controller = controller_null ? NULL : TextDatumGetCString(controller);
+	return true;
+}
+
+/* Is syncwf itself writing sync_state (the guard trigger asks)? */
+bool
+sync_state_writing(void)
+{
+	return api_writing;
+}
+
+/* Why the rows of the DELETE statement running now are deleted (NULL: by hand). */
+const char *
+sync_state_delete_reason(void)
+{
+	return delete_reason;
 }
 
 /*
- * BEFORE INSERT OR UPDATE (row) on sync_controller: the heartbeat time is
- * the database server's clock, whatever the writer's clock says, so that
- * controllers' clocks never need to agree.
+ * The delete trigger deleted 'n' rows besides (the rest of a pending
+ * request naming several locks): count them for the statement's caller.
  */
-PG_FUNCTION_INFO_V1(sync_controller_stamp);
-Datum
-sync_controller_stamp(PG_FUNCTION_ARGS)
+void
+sync_state_cascaded(int n)
 {
-	TriggerData *trigdata = sync_trigger_data(fcinfo, "sync_controller_stamp");
-	HeapTuple	tuple = TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event) ?
-		trigdata->tg_newtuple : trigdata->tg_trigtuple;
-	TupleDesc	desc = RelationGetDescr(trigdata->tg_relation);
-	int			col = SPI_fnumber(desc, "time");
-	Datum		value = TimestampTzGetDatum(GetCurrentTimestamp());
-	bool		isnull = false;
-
-	if (col <= 0)
-		return PointerGetDatum(tuple);
-	return PointerGetDatum(heap_modify_tuple_by_cols(tuple, desc, 1, &col,
-													 &value, &isnull));
-}
-
-/*
- * AFTER INSERT OR UPDATE OR DELETE (row) and AFTER TRUNCATE on
- * sync_controller: a written row is a heartbeat at its time, a deleted row
- * makes the controller inactive; both at commit.
- */
-PG_FUNCTION_INFO_V1(sync_controller_changed);
-Datum
-sync_controller_changed(PG_FUNCTION_ARGS)
-{
-	TriggerData *trigdata = sync_trigger_data(fcinfo, "sync_controller_changed");
-	TupleDesc	desc;
-	HeapTuple	tuple;
-	char	   *name;
-
-	sync_require_shmem();
-	sync_backend_setup();
-	if (!sync_keyed_database())
-		return PointerGetDatum(NULL);
-
-	if (TRIGGER_FIRED_BY_TRUNCATE(trigdata->tg_event))
-	{
-		sync_keyed_note_controller(NULL, true, 0);
-		return PointerGetDatum(NULL);
-	}
-	desc = RelationGetDescr(trigdata->tg_relation);
-	if (TRIGGER_FIRED_BY_DELETE(trigdata->tg_event))
-	{
-		name = sync_tuple_text(trigdata->tg_trigtuple, desc, "controller");
-		if (name)
-			sync_keyed_note_controller(name, true, 0);
-		return PointerGetDatum(NULL);
-	}
-	tuple = TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event) ?
-		trigdata->tg_newtuple : trigdata->tg_trigtuple;
-	name = sync_tuple_text(tuple, desc, "controller");
-	if (name)
-	{
-		bool		isnull;
-		Datum		d = heap_getattr(tuple, SPI_fnumber(desc, "time"), desc, &isnull);
-
-		if (!isnull)
-			sync_keyed_note_controller(name, false, DatumGetTimestampTz(d));
-	}
-	return PointerGetDatum(NULL);
+	cascaded_rows += n;
 }

@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * limits.c
+ * sem_limits.c
  *		Semaphore limits: reading them from the sync_limit table, caching
  *		them in each backend, and carrying changes into shared memory when
  *		the changing transaction commits.
@@ -9,9 +9,9 @@
  * after its last holder left: see lock_table.c) carries its limit and the
  * OID of the sync_limit table it came from; only a semaphore missing from
  * the lock table costs a query.  Every committed change to sync_limit bumps
- * SyncState->limit_generation *before* it updates the lock table, and a
+ * sync_shmem->limit_generation *before* it updates the lock table, and a
  * backend that read limits re-checks the generation under the partition
- * locks before it creates a lock from them (holds.c), so a limit read
+ * locks before it creates a lock from them (holds.c, holders.c), so a limit read
  * before a concurrent change can never be installed after it.
  *
  * Limits are read as committed: a change takes effect when its transaction
@@ -19,29 +19,36 @@
  * table never holds a limit that could still roll back.
  *
  * Changes are collected by a row trigger (and a TRUNCATE trigger) on
- * sync_limit.  Just before commit the changed rows are read again with a
+ * sync_limit (triggers.c, which calls sync_limits_changed()).  Just before commit the changed rows are read again with a
  * fresh snapshot, which sees exactly what this transaction leaves behind
  * (rolled-back savepoints included); at commit those values are installed
  * and every raised limit immediately grants waiters.  An aborted transaction
  * changes nothing.
  *
+ * Locking: backend-local state, except at commit, which takes the
+ * partition lock of each changed semaphore (every partition after a
+ * TRUNCATE).
+ *
+ * Layer 3: calls layers 0-2 (names.c, lock_table.c, wait_queue.c).
+ *
  *-------------------------------------------------------------------------
  */
-#include "syncwf.h"
+#include "postgres.h"
 
 #include "access/xact.h"
 #include "catalog/pg_type_d.h"
-#include "commands/trigger.h"
 #include "executor/spi.h"
-#include "fmgr.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
-#include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
-#include "utils/rel.h"
 #include "utils/snapmgr.h"
+
+#include "sem_limits.h"
+#include "lock_table.h"
+#include "names.h"
+#include "wait_queue.h"
 
 #define LIMIT_UNDEFINED		(-1)
 
@@ -57,11 +64,6 @@ typedef struct LimitEntry
 /* Prepared lookup, for the sync_limit table it was built for. */
 static SPIPlanPtr lookup_plan = NULL;
 static Oid	lookup_plan_relid = InvalidOid;
-
-/* The sync_limit table of the schema last asked about. */
-static Oid	limit_table_nsp = InvalidOid;
-static Oid	limit_table_relid = InvalidOid;
-static bool relcache_callback_registered = false;
 
 /* This transaction's changes to sync_limit. */
 static List *pending_names = NIL;	/* char *, in TopTransactionContext */
@@ -79,43 +81,6 @@ sync_limit_hash_create(const char *name, MemoryContext cxt, long size)
 	ctl.entrysize = sizeof(LimitEntry);
 	ctl.hcxt = cxt;
 	return hash_create(name, size, &ctl, HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
-}
-
-/* Forget the sync_limit OID when the table changes (e.g. it is dropped). */
-static void
-sync_limit_relcache_callback(Datum arg, Oid relid)
-{
-	if (relid == InvalidOid || relid == limit_table_relid)
-		limit_table_relid = InvalidOid;
-}
-
-/*
- * The OID of the sync_limit table that belongs with the calling function:
- * the one in the function's own schema.
- */
-Oid
-sync_limit_relid(Oid fn_oid)
-{
-	Oid			nsp = get_func_namespace(fn_oid);
-
-	if (nsp != limit_table_nsp || !OidIsValid(limit_table_relid))
-	{
-		Oid			relid = get_relname_relid("sync_limit", nsp);
-
-		if (!OidIsValid(relid))
-			ereport(ERROR,
-					(errcode(ERRCODE_UNDEFINED_TABLE),
-					 errmsg("table sync_limit of extension syncwf does not exist"),
-					 errhint("Recreate the extension: DROP EXTENSION syncwf; CREATE EXTENSION syncwf;")));
-		if (!relcache_callback_registered)
-		{
-			CacheRegisterRelcacheCallback(sync_limit_relcache_callback, (Datum) 0);
-			relcache_callback_registered = true;
-		}
-		limit_table_nsp = nsp;
-		limit_table_relid = relid;
-	}
-	return limit_table_relid;
 }
 
 /* Build (once per table) the plan that reads one limit. */
@@ -229,67 +194,33 @@ sync_limit_lookup(const char *lock_name, Oid relid)
 }
 
 /*
- * Trigger on sync_limit: remember which names this transaction changed.
+ * A row of sync_limit 'relid' named 'name' was written or deleted by this
+ * transaction (NULL: the table was truncated).  Called by its triggers.
  */
-PG_FUNCTION_INFO_V1(sync_limit_changed);
-Datum
-sync_limit_changed(PG_FUNCTION_ARGS)
+void
+sync_limits_changed(Oid relid, const char *name)
 {
-	TriggerData *trigdata = (TriggerData *) fcinfo->context;
-	TupleDesc	tupdesc;
 	MemoryContext oldcxt;
-	HeapTuple	tuples[2];
-	int			ntuples = 0;
 
-	if (!CALLED_AS_TRIGGER(fcinfo))
-		ereport(ERROR,
-				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
-				 errmsg("sync_limit_changed() can only be called as a trigger")));
-
-	sync_require_shmem();
-	sync_backend_setup();		/* so that our commit callback runs */
-	pending_relid = RelationGetRelid(trigdata->tg_relation);
-
-	if (TRIGGER_FIRED_BY_TRUNCATE(trigdata->tg_event))
+	pending_relid = relid;
+	if (name == NULL)
 	{
 		pending_all = true;
-		return PointerGetDatum(NULL);
+		return;
 	}
-
-	tupdesc = RelationGetDescr(trigdata->tg_relation);
-	if (TRIGGER_FIRED_BY_INSERT(trigdata->tg_event))
-		tuples[ntuples++] = trigdata->tg_trigtuple;
-	else if (TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event))
-	{
-		tuples[ntuples++] = trigdata->tg_trigtuple;
-		tuples[ntuples++] = trigdata->tg_newtuple;
-	}
-	else if (TRIGGER_FIRED_BY_DELETE(trigdata->tg_event))
-		tuples[ntuples++] = trigdata->tg_trigtuple;
-
 	/* past a bulk change, one read of the whole table is cheaper */
 	if (pending_all)
-		return PointerGetDatum(NULL);
+		return;
 	if (list_length(pending_names) >= LIMIT_BULK_CHANGE)
 	{
 		pending_all = true;
 		list_free_deep(pending_names);
 		pending_names = NIL;
-		return PointerGetDatum(NULL);
+		return;
 	}
-
 	oldcxt = MemoryContextSwitchTo(TopTransactionContext);
-	for (int i = 0; i < ntuples; i++)
-	{
-		bool		isnull;
-		Datum		name = heap_getattr(tuples[i], 1, tupdesc, &isnull);
-
-		if (!isnull)
-			pending_names = lappend(pending_names, TextDatumGetCString(name));
-	}
+	pending_names = lappend(pending_names, pstrdup(name));
 	MemoryContextSwitchTo(oldcxt);
-
-	return PointerGetDatum(NULL);
 }
 
 bool
@@ -399,7 +330,7 @@ sync_limits_at_commit(void)
 	}
 
 	/* first invalidate every lock creation in flight (see holds.c) */
-	pg_atomic_fetch_add_u64(&SyncState->limit_generation, 1);
+	pg_atomic_fetch_add_u64(&sync_shmem->limit_generation, 1);
 
 	if (pending_all)
 	{

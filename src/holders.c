@@ -1,0 +1,812 @@
+/*-------------------------------------------------------------------------
+ *
+ * holders.c
+ *		Keyed holds in shared memory: entries owned by a holder key (Argo's
+ *		workflow key) instead of a backend, the shared holder table that
+ *		finds them, and requests, lookups and releases on behalf of a
+ *		holder.  What a transaction did to them is applied at its commit by
+ *		keyed_xact.c; they are rebuilt from sync_state by keyed_load.c; the
+ *		table rows are written by the engine above (keyed_ops.c), which
+ *		keeps the two in step like this:
+ *
+ *	- A request creates its entries at once, marked with the requesting
+ *	  transaction (created_xid), queued or granted like any other request,
+ *	  and the engine writes their rows.  The entries count at once (so two
+ *	  requests can never both take the last slot); at commit the mark is
+ *	  cleared, at abort the entries are withdrawn.  Someone else asking
+ *	  about a marked entry waits for that transaction first.
+ *	- A release deletes the row and marks the entry (release_xid).  At
+ *	  commit the entry is released and its slot handed on; at abort the mark
+ *	  is cleared.  Manual DELETEs of sync_state take exactly the same path.
+ *	- A grant to a pending entry (when someone else's release commits)
+ *	  cannot write the table from a commit callback: it is queued in the
+ *	  outbox, and the worker (or sync_reconcile) writes held = true and
+ *	  sends the NOTIFY.
+ *	- At start (and after the extension is created again) the entries are
+ *	  rebuilt from the table before anything in this database is granted.
+ *
+ * Locking order: controllers_lock, then holders_lock (this file's LWLock,
+ * tranche "syncwf holders"), then partition locks in ascending order.
+ * holders_lock protects the holder hash, every keyed entry's holder_link,
+ * created_xid and release_xid, and keeps keyed entries from being freed
+ * (freeing needs it exclusively).  created_xid is written with the entry's
+ * partition lock held too, so the grant pass may read it.  The load state
+ * is protected by the spinlock 'mutex'.
+ *
+ * Layer 5: calls layers 0-4 (guc.c, lock_table.c, outbox.c, wait_queue.c,
+ * controllers.c, request.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "miscadmin.h"
+#include "storage/lmgr.h"
+#include "storage/shmem.h"
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+
+#include "compat.h"
+#include "controllers.h"
+#include "guc.h"
+#include "holders.h"
+#include "request.h"
+#include "wait_queue.h"
+
+/* Load state of the durable database's keyed holds. */
+typedef enum SyncKeyedLoadState
+{
+	SYNC_KEYED_NOT_LOADED = 0,
+	SYNC_KEYED_LOADED
+} SyncKeyedLoadState;
+
+typedef struct SyncHolders
+{
+	LWLock	   *lock;			/* holders_lock: see above */
+	slock_t		mutex;			/* the load state below */
+	int			load_state;		/* SyncKeyedLoadState */
+	Oid			dbid;			/* database the keyed holds live in */
+	Oid			state_relid;	/* sync_state they were loaded from */
+} SyncHolders;
+
+static SyncHolders *Holders = NULL;
+static HTAB *SyncHolderHash = NULL;
+
+Size
+sync_holders_shmem_size(void)
+{
+	return add_size(MAXALIGN(sizeof(SyncHolders)),
+					hash_estimate_size(sync_max_holders, sizeof(SyncHolder)));
+}
+
+void
+sync_holders_shmem_request(void)
+{
+	RequestNamedLWLockTranche(SYNC_HOLDERS_TRANCHE, 1);
+}
+
+/* Create or attach to the holder table.  Caller holds AddinShmemInitLock. */
+void
+sync_holders_shmem_init(void)
+{
+	HASHCTL		info;
+	bool		found;
+
+	Holders = ShmemInitStruct("syncwf holders state", sizeof(SyncHolders), &found);
+	if (!found)
+	{
+		memset(Holders, 0, sizeof(SyncHolders));
+		Holders->lock = &GetNamedLWLockTranche(SYNC_HOLDERS_TRANCHE)->lock;
+		SpinLockInit(&Holders->mutex);
+		Holders->load_state = SYNC_KEYED_NOT_LOADED;
+	}
+	memset(&info, 0, sizeof(info));
+	info.keysize = sizeof(SyncHolderTag);
+	info.entrysize = sizeof(SyncHolder);
+	SyncHolderHash = ShmemInitHash("syncwf holders",
+								   sync_max_holders, sync_max_holders,
+								   &info,
+								   HASH_ELEM | HASH_BLOBS | HASH_FIXED_SIZE);
+}
+
+static void holders_entry_freeing(SyncEntry *entry);
+static void holders_entry_granted(SyncEntry *entry);
+
+/* Module load: keyed entries are freed and granted through these hooks. */
+void
+sync_holders_init(void)
+{
+	sync_entry_set_free_hook(holders_entry_freeing);
+	sync_queue_set_grant_hook(holders_entry_granted);
+}
+
+/* holders_lock: after controllers_lock, before any partition lock */
+LWLock *
+sync_holders_lock(void)
+{
+	return Holders->lock;
+}
+
+/*
+ * Are the keyed holds of this database in shared memory, loaded from the
+ * sync_state table 'relid'?  Without a lock or spinlock in the usual case.
+ */
+bool
+sync_keyed_loaded(Oid relid)
+{
+	bool		loaded;
+
+	if (Holders->load_state == SYNC_KEYED_LOADED && Holders->state_relid == relid)
+		return true;
+	SpinLockAcquire(&Holders->mutex);
+	loaded = (Holders->load_state == SYNC_KEYED_LOADED &&
+			  Holders->state_relid == relid);
+	SpinLockRelease(&Holders->mutex);
+	return loaded;
+}
+
+/* The keyed holds of this database are loaded from sync_state 'relid'. */
+void
+sync_keyed_set_loaded(Oid relid)
+{
+	SpinLockAcquire(&Holders->mutex);
+	Holders->load_state = SYNC_KEYED_LOADED;
+	Holders->dbid = MyDatabaseId;
+	Holders->state_relid = relid;
+	SpinLockRelease(&Holders->mutex);
+}
+
+/*
+ * Find the holder record of 'key', or create it.  Caller holds holders_lock,
+ * exclusively to create.
+ */
+SyncHolder *
+sync_holder_lookup(const char *key, bool create)
+{
+	SyncHolderTag tag;
+	SyncHolder *holder;
+	bool		found;
+
+	Assert(create ? LWLockHeldByMeInMode(Holders->lock, LW_EXCLUSIVE) :
+		   LWLockHeldByMe(Holders->lock));
+	memset(&tag, 0, sizeof(tag));
+	tag.dbid = MyDatabaseId;
+	strlcpy(tag.key, key, sizeof(tag.key));
+	holder = hash_search(SyncHolderHash, &tag,
+						 create ? HASH_ENTER_NULL : HASH_FIND, &found);
+	if (holder != NULL && !found)
+	{
+		holder->nentries = 0;
+		dlist_init(&holder->entries);
+	}
+	return holder;
+}
+
+/*
+ * The holder's entry for lock 'name', skipping one this transaction is
+ * releasing (a request after a release in one transaction is a new one).
+ * Caller holds holders_lock.
+ */
+SyncEntry *
+sync_holder_entry(SyncHolder *holder, const char *name)
+{
+	dlist_iter	iter;
+
+	Assert(LWLockHeldByMe(Holders->lock));
+	if (holder == NULL)
+		return NULL;
+	dlist_foreach(iter, &holder->entries)
+	{
+		SyncEntry  *e = dlist_container(SyncEntry, holder_link, iter.cur);
+
+		if (TransactionIdIsValid(e->release_xid) &&
+			TransactionIdIsCurrentTransactionId(e->release_xid))
+			continue;
+		if (strcmp(e->lock->tag.name, name) == 0)
+			return e;
+	}
+	return NULL;
+}
+
+/*
+ * sync_entry_free()'s hook: unlink a keyed entry from its holder before it
+ * goes back to the pool.  Caller holds holders_lock exclusively and the
+ * entry's partition.
+ */
+static void
+holders_entry_freeing(SyncEntry *entry)
+{
+	SyncHolder *holder = entry->holder;
+
+	Assert(LWLockHeldByMeInMode(Holders->lock, LW_EXCLUSIVE));
+	Assert(sync_partition_held(entry->lock->hashcode, true));
+	dlist_delete_thoroughly(&entry->holder_link);
+	if (--holder->nentries == 0)
+		hash_search(SyncHolderHash, &holder->tag, HASH_REMOVE, NULL);
+	if (entry->controller >= 0)
+		sync_controller_unref(entry->controller);
+	entry->holder = NULL;
+	entry->created_xid = InvalidTransactionId;
+	entry->release_xid = InvalidTransactionId;
+}
+
+/*
+ * sync_request_grant()'s hook, for every keyed entry it grants, under the
+ * entry's partition lock.  Starts the lease, and hands a grant of a
+ * committed pending entry to the worker, which writes and announces it.
+ * (A grant while the requesting transaction is open is handed over when it
+ * commits.)
+ */
+static void
+holders_entry_granted(SyncEntry *entry)
+{
+	Assert(sync_partition_held(entry->lock->hashcode, true));
+	entry->persisted = false;
+	if (entry->lease_us > 0)
+	{
+		entry->lease_expires = entry->since + entry->lease_us;
+		sync_lease_scheduled(entry->lease_expires);
+	}
+	else
+		entry->lease_expires = 0;
+	if (!TransactionIdIsValid(entry->created_xid))
+		sync_outbox_push(entry);
+}
+
+/*-------------------------------------------------------------------------
+ * Requests
+ *-------------------------------------------------------------------------
+ */
+
+static void
+sync_keyed_fill_result(SyncEntry *e, SyncKeyedResult *r)
+{
+	r->held = (e->state == SYNC_ENTRY_HELD);
+	r->active = (e->state != SYNC_ENTRY_DORMANT);
+	r->token = r->held ? (int64) e->token : 0;
+	r->position = (e->state == SYNC_ENTRY_PENDING) ? sync_queue_position(e) : 0;
+	r->priority = e->priority;
+	r->granted_at = e->since;
+	r->lease_expires = e->lease_expires;
+	r->unwritten = r->held && !e->persisted &&
+		!TransactionIdIsValid(e->created_xid);
+	r->grant.entry = e;
+	r->grant.request_id = e->request_id;
+	r->grant.token = e->token;
+}
+
+/*
+ * Are these entries exactly one request (the one a repeated call names)?
+ * Caller holds holders_lock, which keeps keyed rings from changing.
+ */
+static bool
+sync_same_request(SyncEntry **existing, int nnames)
+{
+	SyncEntry  *e = existing[0];
+	int			ring = 0;
+
+	Assert(LWLockHeldByMe(Holders->lock));
+	for (int i = 1; i < nnames; i++)
+		if (existing[i]->request_id != e->request_id)
+			return false;
+	do
+	{
+		ring++;
+		e = e->next_in_request;
+	} while (e != existing[0]);
+	return ring == nnames;
+}
+
+static void
+sync_keyed_unlock_all(AcquireRequest *req, bool partitions)
+{
+	if (partitions)
+		sync_unlock_partitions(req->partmask);
+	LWLockRelease(Holders->lock);
+	if (LWLockHeldByMe(sync_controllers_lock()))
+		LWLockRelease(sync_controllers_lock());
+}
+
+/*
+ * Step 1 of a request: find the holder's entries for the names asked,
+ * waiting for any transaction that is still creating or releasing one.
+ * Returns holding controllers_lock (shared, with a controller) and
+ * holders_lock (exclusively), with existing[] filled in: SYNC_KEYED_NEW if
+ * the holder has none of them (then also holding the request's partitions
+ * exclusively, with the limits the lock table lacks read), or
+ * SYNC_KEYED_EXISTING if it has exactly this request.  Any other overlap is
+ * an error.
+ */
+static SyncKeyedOutcome
+sync_keyed_find(SyncKeyedRequest *kr, AcquireRequest *req, SyncEntry **existing,
+				TransactionId xid)
+{
+	for (;;)
+	{
+		TransactionId wait_for = InvalidTransactionId;
+		SyncHolder *h;
+		int			nfound = 0;
+
+		if (kr->controller_slot >= 0)
+			LWLockAcquire(sync_controllers_lock(), LW_SHARED);
+		LWLockAcquire(Holders->lock, LW_EXCLUSIVE);
+
+		h = sync_holder_lookup(kr->holder, false);
+		for (int i = 0; i < kr->nnames; i++)
+		{
+			SyncEntry  *e = sync_holder_entry(h, kr->names[i]);
+
+			existing[i] = e;
+			if (e == NULL)
+				continue;
+			nfound++;
+			if (TransactionIdIsValid(e->created_xid) && e->created_xid != xid)
+				wait_for = e->created_xid;
+			else if (TransactionIdIsValid(e->release_xid) && e->release_xid != xid)
+				wait_for = e->release_xid;
+		}
+
+		if (TransactionIdIsValid(wait_for))
+		{
+			/* another transaction is creating or releasing it: wait */
+			sync_keyed_unlock_all(req, false);
+			XactLockTableWait(wait_for, NULL, NULL, XLTW_None);
+			continue;
+		}
+		if (nfound == kr->nnames && sync_same_request(existing, kr->nnames))
+			return SYNC_KEYED_EXISTING;
+		if (nfound > 0)
+		{
+			sync_keyed_unlock_all(req, false);
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("holder \"%s\" already has a request that names a different set of locks",
+							kr->holder),
+					 errdetail_plural("%d of the %d locks named is already requested by this holder, but not as exactly this set.",
+									  "%d of the %d locks named are already requested by this holder, but not as exactly this set.",
+									  nfound, nfound, kr->nnames),
+					 errhint("Request exactly the locks of the existing request to see its state, or release it with sync_release() first.")));
+		}
+
+		sync_lock_partitions(req->partmask, LW_EXCLUSIVE);
+		if (req->have_limits
+			? pg_atomic_read_u64(&sync_shmem->limit_generation) == req->generation
+			: !sync_limits_missing(req))
+			return SYNC_KEYED_NEW;
+		sync_keyed_unlock_all(req, true);
+		sync_read_limits(req);
+	}
+}
+
+/*
+ * Step 2, for an existing request: report its state, then release every
+ * lock.  The engine re-sorts it and writes an unwritten grant.
+ */
+static void
+sync_keyed_report_existing(SyncKeyedRequest *kr, SyncEntry **existing,
+						   SyncKeyedResult *results)
+{
+	Assert(LWLockHeldByMe(Holders->lock));
+	kr->entries = existing;
+	kr->request_id = existing[0]->request_id;
+	kr->owner = existing[0]->owner;
+	for (int i = 0; i < kr->nnames; i++)
+	{
+		LWLock	   *partition = sync_partition_lock(existing[i]->lock->hashcode);
+
+		LWLockAcquire(partition, LW_SHARED);
+		sync_keyed_fill_result(existing[i], &results[i]);
+		LWLockRelease(partition);
+	}
+	LWLockRelease(Holders->lock);
+	if (LWLockHeldByMe(sync_controllers_lock()))
+		LWLockRelease(sync_controllers_lock());
+}
+
+/*
+ * Step 2, for a new request: bind it to its locks and give the holder a
+ * record.  Returns SYNC_BIND_OK holding everything step 1 took, or what
+ * went wrong, having undone its work and released every lock.
+ */
+static int
+sync_keyed_bind(SyncKeyedRequest *kr, AcquireRequest *req, SyncEntry **first,
+				SyncHolder **h, int *failed)
+{
+	int			error = sync_bind_request(req, kr->priority, SYNC_SCOPE_KEYED,
+										  first, failed);
+
+	if (error == SYNC_BIND_OK)
+	{
+		*h = sync_holder_lookup(kr->holder, true);
+		if (*h == NULL)
+		{
+			sync_unbind_request(req);
+			error = SYNC_BIND_HOLDERS_FULL;
+		}
+	}
+	if (error != SYNC_BIND_OK)
+		sync_keyed_unlock_all(req, true);
+	return error;
+}
+
+/*
+ * Step 3: make the bound entries the holder's and queue them (QUEUE), then
+ * grant the request if it can be (QUEUE, TRY) or whatever the limit
+ * (FORCE).  False, having undone the binding, if a TRY cannot be granted.
+ * Caller holds every lock step 1 took.
+ */
+static bool
+sync_keyed_place(SyncKeyedRequest *kr, AcquireRequest *req, SyncEntry *first,
+				 SyncHolder *h, TransactionId xid)
+{
+	int			ctl = kr->controller_slot;
+	bool		active;
+
+	kr->order_at = kr->has_queued_at ? kr->queued_at : req->entries[0]->since;
+	active = (ctl < 0 || kr->controller_beating || sync_controller_active(ctl));
+	for (int i = 0; i < kr->nnames; i++)
+		req->entries[i]->admit_limit = kr->admit_limit;
+	if (kr->mode == SYNC_KEYED_TRY &&
+		!(active && sync_request_grantable(first, true)))
+	{
+		/* refused: nothing was linked anywhere yet */
+		sync_unbind_request(req);
+		return false;
+	}
+	for (int i = 0; i < kr->nnames; i++)
+	{
+		SyncEntry  *e = req->entries[i];
+
+		e->pid = 0;
+		e->procno = -1;
+		e->holder = h;
+		Assert(dlist_node_is_detached(&e->holder_link));
+		dlist_push_tail(&h->entries, &e->holder_link);
+		h->nentries++;
+		e->queued_at = kr->order_at;
+		e->since = kr->order_at;	/* waiting since: as the table will say */
+		e->lease_us = kr->lease_us;
+		e->lease_expires = 0;
+		e->created_xid = xid;
+		e->release_xid = InvalidTransactionId;
+		e->owner = GetUserId();
+		e->controller = ctl;
+		if (ctl >= 0)
+			sync_controller_ref(ctl);
+		e->persisted = false;
+		if (kr->mode != SYNC_KEYED_QUEUE)
+			continue;			/* granted below, never queued */
+		if (active)
+			sync_queue_insert(e->lock, e);
+		else
+			sync_dormant_insert(e->lock, e);
+	}
+	if (kr->mode != SYNC_KEYED_QUEUE || (active && sync_request_grantable(first, true)))
+	{
+		SyncEntry  *e = first;
+
+		sync_request_grant(first, kr->mode == SYNC_KEYED_FORCE);
+		/* its own row will say so */
+		do
+		{
+			e->persisted = true;
+			e = e->next_in_request;
+		} while (e != first);
+	}
+	return true;
+}
+
+/*
+ * Request every lock in kr->names for kr->holder, all or nothing, in shared
+ * memory, without waiting: each entry is granted at once or queued (mode
+ * QUEUE), granted at once or refused leaving no trace (TRY), or granted at
+ * once whatever the limit (FORCE).  admit_limit >= 0 makes the request wait
+ * until fewer than that many hold the lock (a launch plan version's own
+ * limit).  A holder that has requested these locks already gets the
+ * current state reported; asking for a different set is an error.
+ * results[i] describes names[i].  The rows are the caller's to write
+ * (keyed_ops.c), and the request its transaction's (keyed_xact.c).
+ */
+SyncKeyedOutcome
+sync_holders_request(SyncKeyedRequest *kr, SyncKeyedResult *results)
+{
+	AcquireRequest req;
+	SyncEntry  *first = NULL;
+	SyncEntry **existing = palloc0(sizeof(SyncEntry *) * kr->nnames);
+	TransactionId xid = GetTopTransactionId();
+	SyncHolder *h = NULL;
+	volatile SyncKeyedOutcome found = SYNC_KEYED_NEW;
+	int			failed = -1;
+	int			error;
+
+	sync_request_init(&req, kr->names, kr->nnames);
+	req.limit_relid = kr->limit_relid;
+	sync_reserve_entries(&req);
+	for (int attempt = 1;; attempt++)
+	{
+		PG_TRY();
+		{
+			found = sync_keyed_find(kr, &req, existing, xid);
+		}
+		PG_CATCH();
+		{
+			sync_discard_request(&req);
+			PG_RE_THROW();
+		}
+		PG_END_TRY();
+		if (found == SYNC_KEYED_EXISTING)
+		{
+			sync_discard_request(&req);
+			sync_keyed_report_existing(kr, existing, results);
+			return SYNC_KEYED_EXISTING;
+		}
+		error = sync_keyed_bind(kr, &req, &first, &h, &failed);
+		if (error == SYNC_BIND_OK)
+			break;
+		/* the entries stay reserved for another attempt */
+		if (error == SYNC_BIND_TABLE_FULL && attempt < SYNC_MAKE_ROOM_ATTEMPTS &&
+			sync_make_room(req.hashes[0]))
+			continue;
+		sync_discard_request(&req);
+		if (error == SYNC_BIND_HOLDERS_FULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_OUT_OF_MEMORY),
+					 errmsg("syncwf holder table is full"),
+					 errdetail("All %d holder keys are in use.", sync_max_holders),
+					 errhint("Raise syncwf.max_holders in postgresql.conf and restart the server.")));
+		sync_report_bind_error(&req, error, failed);
+	}
+
+	if (!sync_keyed_place(kr, &req, first, h, xid))
+	{
+		sync_keyed_unlock_all(&req, true);
+		sync_discard_request(&req);
+		for (int i = 0; i < kr->nnames; i++)
+			results[i].refused = true;
+		return SYNC_KEYED_REFUSED;
+	}
+	for (int i = 0; i < kr->nnames; i++)
+		sync_keyed_fill_result(req.entries[i], &results[i]);
+	sync_keyed_unlock_all(&req, true);
+	sync_grant_deferred();
+
+	kr->entries = req.entries;
+	kr->request_id = first->request_id;
+	kr->seq = first->seq;
+	return SYNC_KEYED_NEW;
+}
+
+/*
+ * Copy what callers need of entry 'e'.  Caller holds holders_lock (so it
+ * cannot be freed); its partition is taken here for the fields it guards.
+ */
+static void
+sync_keyed_copy_info(SyncEntry *e, SyncKeyedInfo *info)
+{
+	LWLock	   *partition = sync_partition_lock(e->lock->hashcode);
+
+	Assert(LWLockHeldByMe(Holders->lock));
+	LWLockAcquire(partition, LW_SHARED);
+	info->found = true;
+	info->state = e->state;
+	info->token = (int64) e->token;
+	info->owner = e->owner;
+	info->lease_us = e->lease_us;
+	info->lease_expires = e->lease_expires;
+	info->request_id = e->request_id;
+	info->nlocks = e->nlocks;
+	info->controller = e->controller;
+	info->persisted = e->persisted;
+	info->entry = e;
+	LWLockRelease(partition);
+}
+
+/*
+ * Look up the entry of 'holder' for lock 'name' and copy what callers need.
+ * Entries another transaction is still creating are not there yet.
+ */
+bool
+sync_keyed_lookup(const char *name, const char *holder, SyncKeyedInfo *info)
+{
+	SyncHolder *h;
+	SyncEntry  *e;
+
+	memset(info, 0, sizeof(SyncKeyedInfo));
+	LWLockAcquire(Holders->lock, LW_SHARED);
+	h = sync_holder_lookup(holder, false);
+	e = sync_holder_entry(h, name);
+	if (e != NULL && TransactionIdIsValid(e->created_xid) &&
+		!TransactionIdIsCurrentTransactionId(e->created_xid))
+		e = NULL;
+	if (e != NULL)
+		sync_keyed_copy_info(e, info);
+	LWLockRelease(Holders->lock);
+	return info->found;
+}
+
+/*
+ * The names of every lock 'holder' has an entry for (committed, or created
+ * by this transaction).
+ */
+List *
+sync_keyed_holder_locks(const char *holder)
+{
+	SyncHolder *h;
+	List	   *names = NIL;
+	dlist_iter	iter;
+
+	LWLockAcquire(Holders->lock, LW_SHARED);
+	h = sync_holder_lookup(holder, false);
+	if (h != NULL)
+		dlist_foreach(iter, &h->entries)
+		{
+			SyncEntry  *e = dlist_container(SyncEntry, holder_link, iter.cur);
+
+			if (TransactionIdIsValid(e->created_xid) &&
+				!TransactionIdIsCurrentTransactionId(e->created_xid))
+				continue;
+			names = lappend(names, pstrdup(e->lock->tag.name));
+		}
+	LWLockRelease(Holders->lock);
+	return names;
+}
+
+/*
+ * The other locks of the request 'entry' belongs to (none if it has moved
+ * on).  holders_lock keeps keyed rings from changing while we walk one.
+ */
+List *
+sync_keyed_request_locks(SyncEntry *entry, uint64 request_id)
+{
+	List	   *names = NIL;
+
+	LWLockAcquire(Holders->lock, LW_SHARED);
+	if (sync_keyed_entry_is(entry, request_id))
+		for (SyncEntry *e = entry->next_in_request; e != entry; e = e->next_in_request)
+			names = lappend(names, pstrdup(e->lock->tag.name));
+	LWLockRelease(Holders->lock);
+	return names;
+}
+
+/*-------------------------------------------------------------------------
+ * Releases
+ *-------------------------------------------------------------------------
+ */
+
+/*
+ * The row of (name, holder, request_id) is being deleted by transaction
+ * 'xid': mark its entry, which is released when that transaction commits
+ * (keyed_xact.c).  Fills *info with what the caller needs (whether it was
+ * held, its token, controller, request size); false if there is no such
+ * entry.
+ */
+bool
+sync_keyed_mark_release(const char *name, const char *holder, uint64 request_id,
+						TransactionId xid, SyncKeyedInfo *info)
+{
+	SyncHolder *h;
+	dlist_iter	iter;
+	SyncEntry  *e = NULL;
+
+	memset(info, 0, sizeof(SyncKeyedInfo));
+	LWLockAcquire(Holders->lock, LW_EXCLUSIVE);
+	h = sync_holder_lookup(holder, false);
+	if (h != NULL)
+		dlist_foreach(iter, &h->entries)
+		{
+			SyncEntry  *c = dlist_container(SyncEntry, holder_link, iter.cur);
+
+			if (c->request_id == request_id && strcmp(c->lock->tag.name, name) == 0)
+			{
+				e = c;
+				break;
+			}
+		}
+	if (e == NULL)
+	{
+		LWLockRelease(Holders->lock);
+		return false;
+	}
+	e->release_xid = xid;
+	sync_keyed_copy_info(e, info);
+	LWLockRelease(Holders->lock);
+	return true;
+}
+
+/*
+ * Release one held keyed entry and hand its slot on.  Caller holds
+ * holders_lock exclusively.  If it was granted with others (one request
+ * naming several locks), it leaves their ring first.
+ */
+void
+sync_keyed_release_held(SyncEntry *e)
+{
+	SyncLock   *lock = e->lock;
+	uint32		partmask = (e->next_in_request != e) ? e->partmask :
+		(1U << sync_partition_of(lock->hashcode));
+
+	Assert(LWLockHeldByMeInMode(Holders->lock, LW_EXCLUSIVE));
+	sync_lock_partitions(partmask, LW_EXCLUSIVE);
+	Assert(e->state == SYNC_ENTRY_HELD);
+	if (e->next_in_request != e)
+	{
+		SyncEntry  *p = e;
+		SyncEntry  *rest = e->next_in_request;
+
+		while (p->next_in_request != e)
+			p = p->next_in_request;
+		p->next_in_request = rest;
+		e->next_in_request = e;
+		/* the others were granted together; they now count one lock less */
+		p = rest;
+		do
+		{
+			p->nlocks--;
+			p = p->next_in_request;
+		} while (p != rest);
+	}
+	dlist_delete_thoroughly(&e->lock_link);
+	lock->nheld--;
+	sync_entry_free(e);
+	sync_grant_waiters(lock);
+	sync_lock_idle(lock);
+	sync_unlock_partitions(partmask);
+}
+
+/*
+ * Free every keyed entry of this database that 'filter' accepts, then run
+ * the grant pass of every lock.  Caller holds holders_lock and every
+ * partition exclusively.
+ */
+int
+sync_keyed_purge(SyncKeyedFilter filter, void *arg)
+{
+	HASH_SEQ_STATUS status;
+	SyncLock   *lock;
+	int			n = 0;
+
+	Assert(LWLockHeldByMeInMode(Holders->lock, LW_EXCLUSIVE));
+	Assert(sync_partitions_held(SYNC_ALL_PARTITIONS, true));
+	hash_seq_init(&status, sync_lock_hash());
+	while ((lock = hash_seq_search(&status)) != NULL)
+	{
+		dlist_head *lists[3] = {&lock->holders, &lock->waiters, &lock->dormant};
+
+		if (lock->tag.dbid != MyDatabaseId)
+			continue;
+		for (int l = 0; l < 3; l++)
+		{
+			dlist_mutable_iter iter;
+
+			dlist_foreach_modify(iter, lists[l])
+			{
+				SyncEntry  *e = dlist_container(SyncEntry, lock_link, iter.cur);
+
+				if (e->scope != SYNC_SCOPE_KEYED || (filter && !filter(e, arg)))
+					continue;
+				dlist_delete_thoroughly(&e->lock_link);
+				if (e->state == SYNC_ENTRY_HELD)
+					lock->nheld--;
+				else if (e->state == SYNC_ENTRY_PENDING)
+					lock->nwaiting--;
+				else
+					lock->ndormant--;
+				sync_entry_free(e);
+				n++;
+			}
+		}
+	}
+
+	/* second pass: hand freed slots on; drop what is now idle */
+	hash_seq_init(&status, sync_lock_hash());
+	while ((lock = hash_seq_search(&status)) != NULL)
+	{
+		if (lock->tag.dbid != MyDatabaseId)
+			continue;
+		sync_grant_waiters(lock);
+		sync_lock_idle(lock);
+	}
+	return n;
+}

@@ -1,0 +1,562 @@
+/*-------------------------------------------------------------------------
+ *
+ * keyed_xact.c
+ *		What a transaction did to keyed holds and controllers, applied when
+ *		it commits and undone when it (or a savepoint) aborts: requests it
+ *		made, rows of sync_state it deleted (releases), new priorities and
+ *		lease expiries, grants the worker wrote, a TRUNCATE, heartbeats and
+ *		deleted controllers.  See holders.c for how shared memory and the
+ *		table are kept in step.
+ *
+ * The lists are backend-local, in TopTransactionContext.  Applying them
+ * takes holders_lock and partition locks (holders.c, lock_table.c) and
+ * controllers_lock (controllers.c) in that module's order.  syncwf.c calls
+ * the sync_keyed_xact_at_* functions from its transaction callbacks.
+ *
+ * Layer 6: calls layers 0-5 (lock_table.c, outbox.c, wait_queue.c,
+ * controllers.c, request.c, holders.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "miscadmin.h"
+#include "utils/memutils.h"
+
+#include "compat.h"
+#include "controllers.h"
+#include "holders.h"
+#include "keyed_xact.h"
+#include "outbox.h"
+#include "request.h"
+#include "wait_queue.h"
+
+/* What this transaction did to keyed entries, applied at commit. */
+typedef enum KeyedOpKind
+{
+	KEYED_OP_RELEASE,			/* the entry's row was deleted */
+	KEYED_OP_RESORT,			/* a new priority for a pending request */
+	KEYED_OP_REFRESH,			/* a new lease expiry */
+	KEYED_OP_PERSISTED,			/* the worker wrote a grant to the table */
+	KEYED_OP_TRUNCATE,			/* sync_state was truncated */
+	KEYED_OP_FORGET,			/* a sync_controller row was deleted */
+	KEYED_OP_BEAT				/* a sync_controller row was written */
+} KeyedOpKind;
+
+typedef struct KeyedOp
+{
+	KeyedOpKind kind;
+	SubTransactionId subid;
+	SyncEntry  *entry;
+	uint64		request_id;
+	uint64		token;
+	int32		priority;
+	int64		lease_us;
+	TimestampTz at;
+	int			nprovisional;	/* TRUNCATE: requests made before it */
+	char	   *controller;		/* FORGET, BEAT */
+} KeyedOp;
+
+/* A request this transaction made. */
+typedef struct Provisional
+{
+	SubTransactionId subid;
+	uint64		request_id;
+	int			nentries;
+	SyncEntry  *entries[FLEXIBLE_ARRAY_MEMBER];
+} Provisional;
+
+static List *keyed_ops = NIL;	/* KeyedOp *, in TopTransactionContext */
+static bool wake_at_commit = false; /* launch plans changed: reconcile */
+static List *provisionals = NIL;	/* Provisional *, likewise */
+static TransactionId keyed_xid = InvalidTransactionId;	/* their transaction */
+
+/* Remember an operation of this transaction. */
+static KeyedOp *
+sync_keyed_new_op(KeyedOpKind kind)
+{
+	MemoryContext oldcxt = MemoryContextSwitchTo(TopTransactionContext);
+	KeyedOp    *op = palloc0(sizeof(KeyedOp));
+
+	op->kind = kind;
+	op->subid = GetCurrentSubTransactionId();
+	keyed_ops = lappend(keyed_ops, op);
+	MemoryContextSwitchTo(oldcxt);
+	return op;
+}
+
+
+/*-------------------------------------------------------------------------
+ * Recording
+ *-------------------------------------------------------------------------
+ */
+
+/*
+ * A request this transaction made (holders.c created its entries): it
+ * becomes durable at commit and is withdrawn at abort.
+ */
+void
+sync_keyed_xact_created(SyncEntry **entries, int nentries, uint64 request_id)
+{
+	MemoryContext oldcxt = MemoryContextSwitchTo(TopTransactionContext);
+	Provisional *prov = palloc(offsetof(Provisional, entries) +
+							   sizeof(SyncEntry *) * nentries);
+
+	prov->subid = GetCurrentSubTransactionId();
+	prov->request_id = request_id;
+	prov->nentries = nentries;
+	memcpy(prov->entries, entries, sizeof(SyncEntry *) * nentries);
+	provisionals = lappend(provisionals, prov);
+	MemoryContextSwitchTo(oldcxt);
+	keyed_xid = GetTopTransactionId();
+}
+
+/*
+ * The row of (name, holder, request_id) was deleted by this transaction:
+ * mark the entry, and release it at commit.  Fills *info with what the
+ * caller needs (whether it was held, its token, controller, request size).
+ */
+void
+sync_keyed_xact_row_deleted(const char *name, const char *holder,
+							uint64 request_id, SyncKeyedInfo *info)
+{
+	KeyedOp    *op;
+
+	memset(info, 0, sizeof(SyncKeyedInfo));
+	if (!sync_keyed_mark_release(name, holder, request_id, GetTopTransactionId(),
+								 info))
+		return;
+	keyed_xid = GetTopTransactionId();
+	op = sync_keyed_new_op(KEYED_OP_RELEASE);
+	op->entry = info->entry;
+	op->request_id = request_id;
+}
+
+/* A pending request takes a new priority at commit. */
+void
+sync_keyed_xact_resort(SyncEntry *first, uint64 request_id, int32 priority)
+{
+	KeyedOp    *op = sync_keyed_new_op(KEYED_OP_RESORT);
+
+	op->entry = first;
+	op->request_id = request_id;
+	op->priority = priority;
+}
+
+/*
+ * The priority this transaction gave request 'request_id', which applies
+ * at commit but counts already; false if it gave none.
+ */
+bool
+sync_keyed_xact_priority(uint64 request_id, int32 *priority)
+{
+	ListCell   *lc;
+	bool		found = false;
+
+	foreach(lc, keyed_ops)
+	{
+		KeyedOp    *op = (KeyedOp *) lfirst(lc);
+
+		if (op->kind == KEYED_OP_RESORT && op->request_id == request_id)
+		{
+			found = true;
+			*priority = op->priority;
+		}
+	}
+	return found;
+}
+
+/* Have the worker reconcile launch plans when this transaction commits. */
+void
+sync_keyed_wake_at_commit(void)
+{
+	wake_at_commit = true;
+}
+
+/*-------------------------------------------------------------------------
+ * Recorded by triggers and the engine
+ *-------------------------------------------------------------------------
+ */
+
+/* sync_state was truncated: at commit, only later requests stay. */
+void
+sync_keyed_xact_truncated(void)
+{
+	KeyedOp    *op = sync_keyed_new_op(KEYED_OP_TRUNCATE);
+
+	op->nprovisional = list_length(provisionals);
+}
+
+/* A held entry's lease was refreshed: the new expiry applies at commit. */
+void
+sync_keyed_xact_refresh(SyncEntry *entry, uint64 request_id, int64 lease_us,
+						TimestampTz expires)
+{
+	KeyedOp    *op = sync_keyed_new_op(KEYED_OP_REFRESH);
+
+	op->entry = entry;
+	op->request_id = request_id;
+	op->lease_us = lease_us;
+	op->at = expires;
+}
+
+/* The worker wrote a grant to sync_state: it counts as written at commit. */
+void
+sync_keyed_xact_persisted(SyncEntry *entry, uint64 request_id, uint64 token)
+{
+	KeyedOp    *op = sync_keyed_new_op(KEYED_OP_PERSISTED);
+
+	op->entry = entry;
+	op->request_id = request_id;
+	op->token = token;
+}
+
+/*
+ * A row of sync_controller was written (a heartbeat at 'at') or deleted
+ * (deleted; controller NULL: the table was truncated): the controller
+ * becomes active or inactive at commit.
+ */
+void
+sync_keyed_xact_controller(const char *controller, bool deleted, TimestampTz at)
+{
+	KeyedOp    *op = sync_keyed_new_op(deleted ? KEYED_OP_FORGET : KEYED_OP_BEAT);
+
+	op->controller = controller ?
+		MemoryContextStrdup(TopTransactionContext, controller) : NULL;
+	op->at = at;
+}
+
+bool
+sync_keyed_xact_pending(void)
+{
+	return keyed_ops != NIL || provisionals != NIL;
+}
+
+/*-------------------------------------------------------------------------
+ * Commit and abort
+ *-------------------------------------------------------------------------
+ */
+
+/* Commit: the entry's row is gone for good. */
+static void
+sync_apply_release(KeyedOp *op)
+{
+	SyncEntry  *e = op->entry;
+
+	LWLockAcquire(sync_holders_lock(), LW_EXCLUSIVE);
+	if (sync_keyed_entry_is(e, op->request_id) && e->release_xid == keyed_xid)
+	{
+		LWLock	   *partition = sync_partition_lock(e->lock->hashcode);
+		bool		held;
+
+		LWLockAcquire(partition, LW_SHARED);
+		held = (e->state == SYNC_ENTRY_HELD);
+		LWLockRelease(partition);
+		if (held)
+			sync_keyed_release_held(e);
+		else
+			sync_withdraw_request(e);	/* the whole pending request */
+	}
+	LWLockRelease(sync_holders_lock());
+}
+
+/* Commit: a pending request takes its new priority. */
+static void
+sync_apply_resort(KeyedOp *op)
+{
+	SyncEntry  *first = op->entry;
+
+	LWLockAcquire(sync_holders_lock(), LW_SHARED);
+	if (sync_keyed_entry_is(first, op->request_id))
+	{
+		uint32		partmask = first->partmask;
+		SyncEntry  *e;
+
+		sync_lock_partitions(partmask, LW_EXCLUSIVE);
+		e = first;
+		do
+		{
+			if (e->state == SYNC_ENTRY_PENDING || e->state == SYNC_ENTRY_DORMANT)
+			{
+				SyncLock   *lock = e->lock;
+				bool		dormant = (e->state == SYNC_ENTRY_DORMANT);
+
+				dlist_delete_thoroughly(&e->lock_link);
+				if (dormant)
+					lock->ndormant--;
+				else
+					lock->nwaiting--;
+				e->priority = op->priority;
+				if (dormant)
+					sync_dormant_insert(lock, e);
+				else
+					sync_queue_insert(lock, e);
+			}
+			e = e->next_in_request;
+		} while (e != first);
+		e = first;
+		do
+		{
+			sync_grant_waiters(e->lock);
+			e = e->next_in_request;
+		} while (e != first);
+		sync_unlock_partitions(partmask);
+	}
+	LWLockRelease(sync_holders_lock());
+}
+
+/* Commit: a refreshed lease, or a grant the table now records. */
+static void
+sync_apply_entry_update(KeyedOp *op)
+{
+	SyncEntry  *e = op->entry;
+
+	LWLockAcquire(sync_holders_lock(), LW_SHARED);
+	if (sync_keyed_entry_is(e, op->request_id))
+	{
+		LWLock	   *partition = sync_partition_lock(e->lock->hashcode);
+
+		LWLockAcquire(partition, LW_EXCLUSIVE);
+		if (e->state == SYNC_ENTRY_HELD)
+		{
+			if (op->kind == KEYED_OP_REFRESH)
+			{
+				if (op->lease_us > 0)
+					e->lease_us = op->lease_us;
+				e->lease_expires = op->at;
+				if (op->at != 0)
+					sync_lease_scheduled(op->at);
+			}
+			else if (e->token == op->token)
+				e->persisted = true;
+		}
+		LWLockRelease(partition);
+	}
+	LWLockRelease(sync_holders_lock());
+}
+
+/* TRUNCATE keeps only requests this transaction made after it. */
+static bool
+sync_truncate_filter(SyncEntry *e, void *arg)
+{
+	List	   *before = (List *) arg;
+	ListCell   *lc;
+
+	if (!TransactionIdIsValid(e->created_xid))
+		return true;
+	foreach(lc, before)
+	{
+		Provisional *prov = (Provisional *) lfirst(lc);
+
+		if (prov->request_id == e->request_id)
+			return true;
+	}
+	return false;
+}
+
+static void
+sync_apply_truncate(KeyedOp *op)
+{
+	uint32		all = SYNC_ALL_PARTITIONS;
+	List	   *before = list_truncate(list_copy(provisionals), op->nprovisional);
+
+	LWLockAcquire(sync_holders_lock(), LW_EXCLUSIVE);
+	sync_lock_partitions(all, LW_EXCLUSIVE);
+	(void) sync_keyed_purge(sync_truncate_filter, before);
+	sync_unlock_partitions(all);
+	LWLockRelease(sync_holders_lock());
+}
+
+/*
+ * Commit: the requests of this transaction become durable; grants they got
+ * while it was open are handed to the worker.
+ */
+static void
+sync_apply_provisionals(void)
+{
+	ListCell   *lc;
+
+	LWLockAcquire(sync_holders_lock(), LW_EXCLUSIVE);
+	foreach(lc, provisionals)
+	{
+		Provisional *prov = (Provisional *) lfirst(lc);
+
+		for (int i = 0; i < prov->nentries; i++)
+		{
+			SyncEntry  *e = prov->entries[i];
+			LWLock	   *partition;
+
+			if (!sync_keyed_entry_is(e, prov->request_id))
+				continue;
+			partition = sync_partition_lock(e->lock->hashcode);
+			LWLockAcquire(partition, LW_EXCLUSIVE);
+			e->created_xid = InvalidTransactionId;
+			if (e->state == SYNC_ENTRY_HELD && !e->persisted)
+				sync_outbox_push(e);
+			LWLockRelease(partition);
+		}
+	}
+	LWLockRelease(sync_holders_lock());
+}
+
+static void
+sync_keyed_forget_all(void)
+{
+	/* the memory belongs to TopTransactionContext */
+	keyed_ops = NIL;
+	provisionals = NIL;
+	keyed_xid = InvalidTransactionId;
+}
+
+/* Commit: apply what this transaction did, in order.  Must not fail. */
+void
+sync_keyed_xact_at_commit(void)
+{
+	ListCell   *lc;
+
+	if (wake_at_commit)
+	{
+		wake_at_commit = false;
+		sync_launch_set_dirty();
+		sync_worker_wake();
+	}
+	if (keyed_ops == NIL && provisionals == NIL)
+		return;
+
+	foreach(lc, keyed_ops)
+	{
+		KeyedOp    *op = (KeyedOp *) lfirst(lc);
+
+		switch (op->kind)
+		{
+			case KEYED_OP_RELEASE:
+				sync_apply_release(op);
+				break;
+			case KEYED_OP_RESORT:
+				sync_apply_resort(op);
+				break;
+			case KEYED_OP_REFRESH:
+			case KEYED_OP_PERSISTED:
+				sync_apply_entry_update(op);
+				break;
+			case KEYED_OP_TRUNCATE:
+				sync_apply_truncate(op);
+				break;
+			case KEYED_OP_FORGET:
+				sync_controller_deactivate(op->controller);
+				break;
+			case KEYED_OP_BEAT:
+				sync_controller_beat(sync_controller_slot_noerror(op->controller),
+									 op->at);
+				break;
+		}
+		sync_grant_deferred();
+	}
+	sync_apply_provisionals();
+	sync_grant_deferred();
+	sync_keyed_forget_all();
+}
+
+/* Undo one operation: a release that will not happen. */
+static void
+sync_undo_op(KeyedOp *op)
+{
+	if (op->kind == KEYED_OP_RELEASE)
+	{
+		SyncEntry  *e = op->entry;
+
+		LWLockAcquire(sync_holders_lock(), LW_EXCLUSIVE);
+		if (sync_keyed_entry_is(e, op->request_id) && e->release_xid == keyed_xid)
+			e->release_xid = InvalidTransactionId;
+		LWLockRelease(sync_holders_lock());
+	}
+	else if (op->kind == KEYED_OP_PERSISTED)
+	{
+		/* the grant is still unwritten: have the next round look again */
+		sync_outbox_rescan();
+	}
+}
+
+/* Withdraw a request this transaction made: it leaves no trace. */
+static void
+sync_undo_provisional(Provisional *prov)
+{
+	LWLockAcquire(sync_holders_lock(), LW_EXCLUSIVE);
+	for (int i = 0; i < prov->nentries; i++)
+	{
+		SyncEntry  *e = prov->entries[i];
+
+		if (sync_keyed_entry_is(e, prov->request_id))
+		{
+			sync_withdraw_request(e);	/* the whole request */
+			break;
+		}
+	}
+	LWLockRelease(sync_holders_lock());
+}
+
+void
+sync_keyed_xact_at_abort(void)
+{
+	ListCell   *lc;
+
+	wake_at_commit = false;
+
+	if (keyed_ops == NIL && provisionals == NIL)
+		return;
+	foreach(lc, keyed_ops)
+		sync_undo_op((KeyedOp *) lfirst(lc));
+	foreach(lc, provisionals)
+		sync_undo_provisional((Provisional *) lfirst(lc));
+	sync_grant_deferred();
+	sync_keyed_forget_all();
+}
+
+void
+sync_keyed_xact_at_subabort(SubTransactionId subid)
+{
+	ListCell   *lc;
+
+	foreach(lc, keyed_ops)
+	{
+		KeyedOp    *op = (KeyedOp *) lfirst(lc);
+
+		if (op->subid != subid)
+			continue;
+		sync_undo_op(op);
+		keyed_ops = foreach_delete_current(keyed_ops, lc);
+	}
+	foreach(lc, provisionals)
+	{
+		Provisional *prov = (Provisional *) lfirst(lc);
+
+		if (prov->subid != subid)
+			continue;
+		sync_undo_provisional(prov);
+		provisionals = foreach_delete_current(provisionals, lc);
+	}
+	sync_grant_deferred();
+}
+
+void
+sync_keyed_xact_at_subcommit(SubTransactionId subid, SubTransactionId parent)
+{
+	ListCell   *lc;
+
+	foreach(lc, keyed_ops)
+	{
+		KeyedOp    *op = (KeyedOp *) lfirst(lc);
+
+		if (op->subid == subid)
+			op->subid = parent;
+	}
+	foreach(lc, provisionals)
+	{
+		Provisional *prov = (Provisional *) lfirst(lc);
+
+		if (prov->subid == subid)
+			prov->subid = parent;
+	}
+}
+

@@ -1,0 +1,39 @@
+/*-------------------------------------------------------------------------
+ *
+ * keyed_xact.h
+ *		What a transaction did to keyed holds and controllers, applied at
+ *		its commit (keyed_xact.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SYNC_KEYED_XACT_H
+#define SYNC_KEYED_XACT_H
+
+#include "holders.h"
+
+/* recording */
+extern void sync_keyed_xact_created(SyncEntry **entries, int nentries,
+									uint64 request_id);
+extern void sync_keyed_xact_row_deleted(const char *name, const char *holder,
+										uint64 request_id, SyncKeyedInfo *info);
+extern void sync_keyed_xact_resort(SyncEntry *first, uint64 request_id,
+								   int32 priority);
+extern bool sync_keyed_xact_priority(uint64 request_id, int32 *priority);
+extern void sync_keyed_xact_truncated(void);
+extern void sync_keyed_xact_refresh(SyncEntry *entry, uint64 request_id,
+									int64 lease_us, TimestampTz expires);
+extern void sync_keyed_xact_persisted(SyncEntry *entry, uint64 request_id,
+									  uint64 token);
+extern void sync_keyed_xact_controller(const char *controller, bool deleted,
+									   TimestampTz at);
+extern void sync_keyed_wake_at_commit(void);
+
+/* transaction events, called by syncwf.c */
+extern bool sync_keyed_xact_pending(void);
+extern void sync_keyed_xact_at_commit(void);
+extern void sync_keyed_xact_at_abort(void);
+extern void sync_keyed_xact_at_subabort(SubTransactionId subid);
+extern void sync_keyed_xact_at_subcommit(SubTransactionId subid,
+										 SubTransactionId parent);
+
+#endif							/* SYNC_KEYED_XACT_H */

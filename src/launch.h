@@ -1,0 +1,48 @@
+/*-------------------------------------------------------------------------
+ *
+ * launch.h
+ *		Launch-plan concurrency policies over executions (launch.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SYNC_LAUNCH_H
+#define SYNC_LAUNCH_H
+
+#include "datatype/timestamp.h"
+
+typedef enum LaunchPhase
+{
+	PH_PENDING,
+	PH_QUEUED,
+	PH_RUNNING,
+	PH_SUCCEEDING,
+	PH_FAILING,
+	PH_ABORTING,
+	PH_SUCCEEDED,
+	PH_FAILED,
+	PH_ABORTED,
+	PH_TIMED_OUT,
+	PH_COUNT
+} LaunchPhase;
+
+extern const char *const sync_phase_names[PH_COUNT];
+
+/* What sync_launch_create() did. */
+typedef struct CreateResult
+{
+	LaunchPhase phase;
+	bool		skipped;
+	char	   *reason;
+	char	   *replaced;
+} CreateResult;
+
+extern LaunchPhase sync_phase_of(const char *name, bool must);
+extern CreateResult sync_launch_create(const char *project, const char *domain,
+									   const char *name, const char *version,
+									   const char *id, int32 priority,
+									   bool raise);
+extern LaunchPhase sync_launch_update(const char *id, LaunchPhase want);
+extern void sync_launch_grant_written(const char *name, const char *holder);
+extern int	sync_launch_reconcile(TimestampTz now, TimestampTz *next);
+
+#endif							/* SYNC_LAUNCH_H */

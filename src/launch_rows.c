@@ -1,0 +1,444 @@
+/*-------------------------------------------------------------------------
+ *
+ * launch_rows.c
+ *		The rows of the launch-plan tables (sync_launch_plan, sync_execution,
+ *		sync_launch_event) and the "syncwf_launch" NOTIFY events: every
+ *		statement launch plans run.  Table I/O only, with no knowledge of
+ *		shared memory; launch.c decides what to run.
+ *
+ * Statements run as the tables' owner (tables.c), prepared once per
+ * sync_state table, schema-qualified and with OPERATOR(pg_catalog.=), so
+ * that nothing depends on the caller's search_path; a plan is registered
+ * with the caller's own privileges.  While syncwf itself updates
+ * sync_execution, sync_launch_writing() tells its trigger (triggers.c).
+ *
+ * Backend-local state only.
+ *
+ * Layer 7: calls layer 0 only (tables.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type_d.h"
+#include "commands/async.h"
+#include "executor/spi.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/formatting.h"
+#include "utils/json.h"
+#include "utils/lsyscache.h"
+#include "utils/timestamp.h"
+
+#include "launch_rows.h"
+#include "tables.h"
+
+#define SYNC_LAUNCH_CHANNEL "syncwf_launch"
+
+/* The statements; %1$s is the extension's schema. */
+static SyncOwnedPlan get_execution = {
+	"SELECT project, domain, name, version, phase, reason "
+	"FROM %1$s.sync_execution WHERE execution_id OPERATOR(pg_catalog.=) $1",
+	1, {TEXTOID}
+};
+static SyncOwnedPlan lock_execution = {
+	"SELECT project, domain, name, version, phase, owner::pg_catalog.oid "
+	"FROM %1$s.sync_execution WHERE execution_id OPERATOR(pg_catalog.=) $1 FOR UPDATE",
+	1, {TEXTOID}
+};
+static SyncOwnedPlan get_policy = {
+	"SELECT max_concurrency, behavior, scheduling, "
+	"(extract(epoch FROM max_pending) * 1000000)::pg_catalog.int8 "
+	"FROM %1$s.sync_launch_plan WHERE project OPERATOR(pg_catalog.=) $1 "
+	"AND domain OPERATOR(pg_catalog.=) $2 AND name OPERATOR(pg_catalog.=) $3 "
+	"AND version OPERATOR(pg_catalog.=) $4",
+	4, {TEXTOID, TEXTOID, TEXTOID, TEXTOID}
+};
+static SyncOwnedPlan plan_tracked = {
+	/* does any version of the plan have a policy? */
+	"SELECT 1 FROM %1$s.sync_launch_plan WHERE project OPERATOR(pg_catalog.=) $1 "
+	"AND domain OPERATOR(pg_catalog.=) $2 AND name OPERATOR(pg_catalog.=) $3 "
+	"AND max_concurrency IS NOT NULL LIMIT 1",
+	3, {TEXTOID, TEXTOID, TEXTOID}
+};
+static SyncOwnedPlan insert_execution = {
+	"INSERT INTO %1$s.sync_execution (execution_id, project, domain, name, version, "
+	"phase, reason, priority, created_at, queued_at, finished_at, owner) "
+	"VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) "
+	"ON CONFLICT (execution_id) DO NOTHING",
+	12, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, INT4OID,
+	TIMESTAMPTZOID, TIMESTAMPTZOID, TIMESTAMPTZOID, REGROLEOID}
+};
+static SyncOwnedPlan set_phase = {
+	"UPDATE %1$s.sync_execution SET phase = $2, "
+	"reason = CASE WHEN $5 THEN $3 ELSE reason END, "
+	"queued_at = CASE WHEN $2 OPERATOR(pg_catalog.=) 'QUEUED' THEN pg_catalog.clock_timestamp() ELSE queued_at END, "
+	"started_at = CASE WHEN $2 OPERATOR(pg_catalog.=) 'RUNNING' AND started_at IS NULL "
+	"THEN pg_catalog.clock_timestamp() ELSE started_at END, "
+	"finished_at = CASE WHEN $4 THEN pg_catalog.clock_timestamp() ELSE finished_at END "
+	"WHERE execution_id OPERATOR(pg_catalog.=) $1",
+	5, {TEXTOID, TEXTOID, TEXTOID, BOOLOID, BOOLOID}
+};
+static SyncOwnedPlan promote_execution = {
+	"UPDATE %1$s.sync_execution SET phase = 'QUEUED', reason = NULL, "
+	"queued_at = pg_catalog.clock_timestamp() "
+	"WHERE execution_id OPERATOR(pg_catalog.=) $1 AND phase OPERATOR(pg_catalog.=) 'PENDING' "
+	"RETURNING project, domain, name, version",
+	1, {TEXTOID}
+};
+static SyncOwnedPlan oldest_active = {
+	"SELECT e.execution_id FROM %1$s.sync_execution e "
+	"WHERE e.project OPERATOR(pg_catalog.=) $1 AND e.domain OPERATOR(pg_catalog.=) $2 "
+	"AND e.name OPERATOR(pg_catalog.=) $3 "
+	"AND e.phase IN ('QUEUED', 'RUNNING', 'SUCCEEDING', 'FAILING') "
+	"AND EXISTS (SELECT 1 FROM %1$s.sync_state s WHERE s.name OPERATOR(pg_catalog.=) $4 "
+	"AND s.workflowkey OPERATOR(pg_catalog.=) e.execution_id AND s.held) "
+	"ORDER BY e.created_at, e.execution_id LIMIT 1 FOR UPDATE OF e",
+	4, {TEXTOID, TEXTOID, TEXTOID, TEXTOID}
+};
+static SyncOwnedPlan insert_event = {
+	"INSERT INTO %1$s.sync_launch_event (event, project, domain, name, version, "
+	"execution_id, replaced_execution_id, reason) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+	8, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID}
+};
+/* reconciliation: executions whose slot is not what their phase says */
+static SyncOwnedPlan to_reconcile = {
+	"SELECT e.execution_id, e.project, e.domain, e.name, e.version, e.phase, "
+	"p.max_concurrency, s.held, s.admit_limit, "
+	"(e.created_at OPERATOR(pg_catalog.+) p.max_pending) OPERATOR(pg_catalog.<=) pg_catalog.clock_timestamp(), "
+	"extract(epoch FROM p.max_pending)::pg_catalog.float8, "
+	"'sem/launchplan/' OPERATOR(pg_catalog.||) e.project OPERATOR(pg_catalog.||) '/' "
+	"OPERATOR(pg_catalog.||) e.domain OPERATOR(pg_catalog.||) '/' OPERATOR(pg_catalog.||) e.name, "
+	/* does any version of the plan have a policy (then every execution counts)? */
+	"EXISTS (SELECT 1 FROM %1$s.sync_launch_plan q WHERE q.project OPERATOR(pg_catalog.=) e.project "
+	"  AND q.domain OPERATOR(pg_catalog.=) e.domain AND q.name OPERATOR(pg_catalog.=) e.name "
+	"  AND q.max_concurrency IS NOT NULL) "
+	"FROM %1$s.sync_execution e "
+	"LEFT JOIN %1$s.sync_launch_plan p USING (project, domain, name, version) "
+	"LEFT JOIN %1$s.sync_state s ON s.name OPERATOR(pg_catalog.=) "
+	"  ('sem/launchplan/' OPERATOR(pg_catalog.||) e.project OPERATOR(pg_catalog.||) '/' "
+	"   OPERATOR(pg_catalog.||) e.domain OPERATOR(pg_catalog.||) '/' OPERATOR(pg_catalog.||) e.name) "
+	"  AND s.workflowkey OPERATOR(pg_catalog.=) e.execution_id "
+	"WHERE e.phase IN ('PENDING', 'QUEUED', 'RUNNING', 'SUCCEEDING', 'FAILING', 'ABORTING') "
+	"UNION ALL "
+	/* slots of terminal executions, and of executions whose row was deleted */
+	"SELECT s.workflowkey, e.project, e.domain, e.name, e.version, "
+	"COALESCE(e.phase, 'ABORTED'), NULL, s.held, s.admit_limit, false, NULL, s.name, false "
+	"FROM %1$s.sync_state s LEFT JOIN %1$s.sync_execution e "
+	"  ON e.execution_id OPERATOR(pg_catalog.=) s.workflowkey "
+	"WHERE s.name OPERATOR(pg_catalog.~~) 'sem/launchplan/%%' "
+	"AND (e.execution_id IS NULL OR e.phase IN ('SUCCEEDED', 'FAILED', 'ABORTED', 'TIMED_OUT'))",
+	0, {InvalidOid}
+};
+static SyncOwnedPlan lock_if_free = {
+	/*
+	 * Reconciliation never waits for an execution a transaction is changing,
+	 * and acts only if its phase is still the one it read: another round
+	 * (the worker's, or a sync_reconcile()) that acted on it and committed
+	 * after this round's read changed the phase.
+	 */
+	"SELECT 1 FROM %1$s.sync_execution WHERE execution_id OPERATOR(pg_catalog.=) $1 "
+	"AND phase OPERATOR(pg_catalog.=) $2 FOR UPDATE SKIP LOCKED",
+	2, {TEXTOID, TEXTOID}
+};
+static SyncOwnedPlan next_deadline = {
+	"SELECT min(e.created_at OPERATOR(pg_catalog.+) p.max_pending) "
+	"FROM %1$s.sync_execution e JOIN %1$s.sync_launch_plan p USING (project, domain, name, version) "
+	"WHERE e.phase OPERATOR(pg_catalog.=) 'PENDING' AND p.max_pending IS NOT NULL",
+	0, {InvalidOid}
+};
+
+/* Set while this backend's API updates sync_execution (see the trigger). */
+static bool launch_api_writing = false;
+
+/* Is syncwf itself updating sync_execution (its trigger asks)? */
+bool
+sync_launch_writing(void)
+{
+	return launch_api_writing;
+}
+
+/* A row of statement 'plan' with up to four text arguments (NULL: none). */
+static List *
+sync_launch_query(SyncOwnedPlan *plan, const char *a1, const char *a2,
+				  const char *a3, const char *a4)
+{
+	const char *args[4] = {a1, a2, a3, a4};
+	Datum		values[4];
+	List	   *rows;
+
+	for (int i = 0; i < plan->nargs; i++)
+		values[i] = CStringGetTextDatum(args[i]);
+	(void) sync_exec_owned(plan, values, NULL, &rows);
+	return rows;
+}
+
+/*
+ * Execution 'id': project, domain, name, version, phase, reason (for
+ * update: project, domain, name, version, phase, owner, its row locked).
+ * NIL if there is none.
+ */
+List *
+sync_launch_execution(const char *id, bool for_update)
+{
+	return sync_launch_query(for_update ? &lock_execution : &get_execution,
+							 id, NULL, NULL, NULL);
+}
+
+/*
+ * The policy of a plan version: max_concurrency, behavior, scheduling,
+ * max_pending in microseconds.  NIL if the version is not registered.
+ */
+List *
+sync_launch_policy(const char *project, const char *domain, const char *name,
+				   const char *version)
+{
+	return sync_launch_query(&get_policy, project, domain, name, version);
+}
+
+/* Does any version of the plan have a policy? */
+bool
+sync_launch_tracked(const char *project, const char *domain, const char *name)
+{
+	return sync_launch_query(&plan_tracked, project, domain, name, NULL) != NIL;
+}
+
+/*
+ * The oldest execution of the plan that holds a slot of semaphore 'lock',
+ * its row locked: execution_id.  NIL if there is none.
+ */
+List *
+sync_launch_oldest_active(const char *project, const char *domain,
+						  const char *name, const char *lock)
+{
+	return sync_launch_query(&oldest_active, project, domain, name, lock);
+}
+
+/* Executions whose slot may not be what their phase says (see launch.c). */
+List *
+sync_launch_to_reconcile(void)
+{
+	List	   *rows;
+
+	(void) sync_exec_owned(&to_reconcile, NULL, NULL, &rows);
+	return rows;
+}
+
+/*
+ * Lock execution 'id' if it is still in 'phase', without waiting; false if
+ * a transaction is changing it or its phase moved on.
+ */
+bool
+sync_launch_lock_if_free(const char *id, const char *phase)
+{
+	return sync_launch_query(&lock_if_free, id, phase, NULL, NULL) != NIL;
+}
+
+/* The next max_pending time-out of a pending execution, as text (or NULL). */
+char *
+sync_launch_next_deadline(void)
+{
+	List	   *rows;
+
+	(void) sync_exec_owned(&next_deadline, NULL, NULL, &rows);
+	return rows != NIL ? ((char **) linitial(rows))[0] : NULL;
+}
+
+/*
+ * Register (or update) a plan version, with the caller's privileges: plans
+ * are rows that their owners may write (the extension's owner and
+ * syncwf_admin).  values: project, domain, name, version, max_concurrency,
+ * behavior, scheduling, max_pending; nulls as for SPI.
+ */
+void
+sync_launch_register_row(Datum *values, const char *nulls)
+{
+	char	   *sql;
+	int			rc;
+
+	sql = psprintf("INSERT INTO %s.sync_launch_plan AS p (project, domain, name, version, "
+				   "max_concurrency, behavior, scheduling, max_pending) "
+				   "VALUES ($1, $2, $3, $4, $5, $6, $7, $8) "
+				   "ON CONFLICT (project, domain, name, version) DO UPDATE SET "
+				   "max_concurrency = excluded.max_concurrency, behavior = excluded.behavior, "
+				   "scheduling = excluded.scheduling, max_pending = excluded.max_pending, "
+				   "updated_at = pg_catalog.now()",
+				   quote_identifier(get_namespace_name(sync_tables(false)->schema)));
+	{
+		Oid			types[8] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, INT4OID, TEXTOID,
+		TEXTOID, INTERVALOID};
+
+		if (SPI_connect() != SPI_OK_CONNECT)
+			elog(ERROR, "SPI_connect failed");
+		rc = SPI_execute_with_args(sql, 8, types, values, nulls, false, 0);
+		if (rc != SPI_OK_INSERT)
+			elog(ERROR, "could not register launch plan: %s", SPI_result_code_string(rc));
+		SPI_finish();
+	}
+}
+
+static void
+sync_launch_notify(const char *event, const char *execution_id,
+				   const char *project, const char *domain, const char *name,
+				   const char *version, const char *reason,
+				   const char *replaced)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	appendStringInfoString(&buf, "{\"event\": ");
+	escape_json(&buf, event);
+	appendStringInfoString(&buf, ", \"execution_id\": ");
+	escape_json(&buf, execution_id);
+	appendStringInfoString(&buf, ", \"project\": ");
+	escape_json(&buf, project);
+	appendStringInfoString(&buf, ", \"domain\": ");
+	escape_json(&buf, domain);
+	appendStringInfoString(&buf, ", \"name\": ");
+	escape_json(&buf, name);
+	appendStringInfoString(&buf, ", \"version\": ");
+	escape_json(&buf, version);
+	if (reason)
+	{
+		appendStringInfoString(&buf, ", \"reason\": ");
+		escape_json(&buf, reason);
+	}
+	if (replaced)
+	{
+		appendStringInfoString(&buf, ", \"replaced_execution_id\": ");
+		escape_json(&buf, replaced);
+	}
+	appendStringInfoChar(&buf, '}');
+	Async_Notify(SYNC_LAUNCH_CHANNEL, buf.data);
+	pfree(buf.data);
+}
+
+/* Record an event (a row and a NOTIFY, both at commit). */
+void
+sync_launch_event(const char *event, const char *execution_id,
+				  const char *project, const char *domain, const char *name,
+				  const char *version, const char *reason, const char *replaced)
+{
+	Datum		values[8];
+	char		nulls[8];
+
+	memset(nulls, ' ', sizeof(nulls));
+	values[0] = CStringGetTextDatum(event);
+	values[1] = CStringGetTextDatum(project);
+	values[2] = CStringGetTextDatum(domain);
+	values[3] = CStringGetTextDatum(name);
+	values[4] = CStringGetTextDatum(version);
+	values[5] = CStringGetTextDatum(execution_id);
+	if (replaced)
+		values[6] = CStringGetTextDatum(replaced);
+	else
+		nulls[6] = 'n';
+	if (reason)
+		values[7] = CStringGetTextDatum(reason);
+	else
+		nulls[7] = 'n';
+	(void) sync_exec_owned(&insert_event, values, nulls, NULL);
+	{
+		char	   *lower = asc_tolower(event, strlen(event));
+
+		sync_launch_notify(lower, execution_id, project, domain, name,
+						   version, reason, replaced);
+	}
+}
+
+/*
+ * Move an execution to 'phase' (terminal: a final one, which sets its
+ * finish time).  set_reason: replace its reason with 'reason' (NULL clears
+ * it); otherwise keep the reason it has.
+ */
+void
+sync_launch_set_phase(const char *execution_id, const char *phase, bool terminal,
+					  bool set_reason, const char *reason)
+{
+	Datum		values[5];
+	char		nulls[5] = {' ', ' ', ' ', ' ', ' '};
+
+	values[0] = CStringGetTextDatum(execution_id);
+	values[1] = CStringGetTextDatum(phase);
+	if (reason)
+		values[2] = CStringGetTextDatum(reason);
+	else
+		nulls[2] = 'n';
+	values[3] = BoolGetDatum(terminal);
+	values[4] = BoolGetDatum(set_reason);
+	launch_api_writing = true;
+	PG_TRY();
+	{
+		(void) sync_exec_owned(&set_phase, values, nulls, NULL);
+	}
+	PG_FINALLY();
+	{
+		launch_api_writing = false;
+	}
+	PG_END_TRY();
+}
+
+/*
+ * Insert an execution in 'phase' (queued: QUEUED, terminal: a final one);
+ * false if another transaction created this id first (and committed).
+ */
+bool
+sync_launch_insert_execution(const char *id, const char *project,
+							 const char *domain, const char *name,
+							 const char *version, const char *phase,
+							 bool queued, bool terminal, const char *reason,
+							 int32 priority, TimestampTz created)
+{
+	Datum		values[12];
+	char		nulls[12];
+
+	memset(nulls, ' ', sizeof(nulls));
+	values[0] = CStringGetTextDatum(id);
+	values[1] = CStringGetTextDatum(project);
+	values[2] = CStringGetTextDatum(domain);
+	values[3] = CStringGetTextDatum(name);
+	values[4] = CStringGetTextDatum(version);
+	values[5] = CStringGetTextDatum(phase);
+	if (reason)
+		values[6] = CStringGetTextDatum(reason);
+	else
+		nulls[6] = 'n';
+	values[7] = Int32GetDatum(priority);
+	values[8] = TimestampTzGetDatum(created);
+	values[9] = TimestampTzGetDatum(created);
+	if (!queued)
+		nulls[9] = 'n';
+	values[10] = TimestampTzGetDatum(created);
+	if (!terminal)
+		nulls[10] = 'n';
+	values[11] = ObjectIdGetDatum(GetUserId());
+	/* false: another transaction created this id first (and committed) */
+	return sync_exec_owned(&insert_execution, values, nulls, NULL) > 0;
+}
+
+/*
+ * A pending execution whose keyed grant has just been written (in this
+ * transaction) is QUEUED now: returns its project, domain, name and
+ * version, or NIL if it was not pending.
+ */
+List *
+sync_launch_promote_row(const char *execution_id)
+{
+	Datum		values[1];
+	List	   *rows;
+
+	values[0] = CStringGetTextDatum(execution_id);
+	launch_api_writing = true;
+	PG_TRY();
+	{
+		(void) sync_exec_owned(&promote_execution, values, NULL, &rows);
+	}
+	PG_FINALLY();
+	{
+		launch_api_writing = false;
+	}
+	PG_END_TRY();
+	return rows;
+}
+

@@ -1,0 +1,224 @@
+/*-------------------------------------------------------------------------
+ *
+ * lock_table.h
+ *		The shared-memory lock table (lock_table.c): locks, their entries
+ *		(holds and queue entries), the partition LWLocks that protect them,
+ *		and the pool entries come from.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SYNC_LOCK_TABLE_H
+#define SYNC_LOCK_TABLE_H
+
+#include "access/transam.h"
+#include "datatype/timestamp.h"
+#include "lib/ilist.h"
+#include "port/atomics.h"
+#include "storage/lwlock.h"
+#include "storage/spin.h"
+#include "utils/hsearch.h"
+
+#include "names.h"
+
+#define SYNC_PARTITIONS_TRANCHE	"syncwf partitions"
+
+/*
+ * How often a request refused for a full lock table makes room (evicting a
+ * cached semaphore, waiting for partitions if need be) and tries again
+ * before it reports the table full.
+ */
+#define SYNC_MAKE_ROOM_ATTEMPTS	8
+
+/* Lock table partitions; each has its own LWLock.  Must be a power of 2. */
+#define SYNC_NUM_PARTITIONS		16
+/* A partition mask naming every partition. */
+#define SYNC_ALL_PARTITIONS		((uint32) ((1U << SYNC_NUM_PARTITIONS) - 1))
+
+typedef enum SyncEntryState
+{
+	SYNC_ENTRY_FREE = 0,		/* on the pool's free list */
+	SYNC_ENTRY_PENDING,			/* in a lock's wait queue */
+	SYNC_ENTRY_HELD,			/* in a lock's holder list */
+	SYNC_ENTRY_DORMANT			/* pending, but its controller is inactive:
+								 * in the lock's dormant list, passed over */
+} SyncEntryState;
+
+typedef enum SyncScope
+{
+	SYNC_SCOPE_SESSION = 0,
+	SYNC_SCOPE_XACT = 1,
+	SYNC_SCOPE_KEYED = 2		/* owned by a holder key, kept in sync_state */
+} SyncScope;
+
+/*
+ * Hash key of a lock: the database it lives in, and its full name, zero
+ * padded so that the key can be hashed and compared as a blob.
+ */
+typedef struct SyncLockTag
+{
+	Oid			dbid;
+	char		name[SYNC_NAME_BUFLEN];
+} SyncLockTag;
+
+/*
+ * One lock.  Lives in the shared hash table while it has at least one holder
+ * or queue entry.  When the last one leaves, a mutex is removed; a semaphore
+ * stays as a *cached* entry on its partition's idle list, remembering its
+ * limit so that the next acquire needs no table lookup, until the table
+ * needs the room (least recently used first) or its sync_limit row changes.
+ * Every field is protected by the lock's partition LWLock.
+ */
+typedef struct SyncLock
+{
+	SyncLockTag tag;			/* hash key; must be first */
+	uint32		hashcode;		/* hash of tag; picks the partition */
+	uint8		kind;			/* SyncLockKind */
+	bool		limit_defined;	/* semaphore: sync_limit row exists */
+	bool		cached;			/* idle, on the partition's idle list */
+	int32		limit;			/* slots: 1 for a mutex, sizelimit otherwise */
+	Oid			limit_relid;	/* semaphore: sync_limit table it came from */
+	dlist_node	idle_link;		/* in SyncShmem.idle_locks[partition] */
+	int32		nheld;			/* entries in holders */
+	int32		nwaiting;		/* entries in waiters */
+	int32		ndormant;		/* entries in dormant */
+	dlist_head	holders;		/* SyncEntry, in grant order */
+	dlist_head	waiters;		/* SyncEntry, in queue order */
+	dlist_head	dormant;		/* pending entries of inactive controllers,
+								 * in queue order */
+} SyncLock;
+
+/*
+ * A hold or a queue entry of one lock.  Entries of one request (a call that
+ * names several locks, all or nothing) form a ring through next_in_request;
+ * a single-lock request's ring is the entry itself.
+ *
+ * Protected by the partition LWLock of entry->lock.  The immutable fields
+ * (request_id, nlocks, partmask, next_in_request, lock, owner fields) are set
+ * before the entry becomes visible and may be read under any one of the
+ * request's partition locks.
+ */
+typedef struct SyncEntry
+{
+	dlist_node	lock_link;		/* in lock->holders or lock->waiters */
+	struct SyncEntry *next_in_request;
+	struct SyncLock *lock;
+	uint64		request_id;		/* unique per request, never reused */
+	uint64		seq;			/* arrival order within a priority */
+	uint64		token;			/* fencing token, once granted */
+	TimestampTz since;			/* queued at, then granted at */
+	int32		priority;
+	int32		pid;			/* owning backend */
+	int32		procno;			/* owning backend's PGPROC number */
+	uint32		partmask;		/* partitions of every lock in the request */
+	uint16		nlocks;			/* locks in the request */
+	uint8		state;			/* SyncEntryState */
+	uint8		scope;			/* SyncScope */
+	int32		next_free;		/* pool free-list link, when FREE */
+
+	/*
+	 * Keyed entries only (scope SYNC_SCOPE_KEYED; pid and procno are 0/-1).
+	 * holders.c owns these fields; see there for their locking.
+	 */
+	struct SyncHolder *holder;	/* owning holder record */
+	dlist_node	holder_link;	/* in holder->entries, under holders_lock */
+	TimestampTz queued_at;		/* queue order after priority (all entries) */
+	int64		lease_us;		/* lease length, 0 = none */
+	TimestampTz lease_expires;	/* held with a lease: expiry, else 0 */
+	TransactionId created_xid;	/* creating transaction, until it commits */
+	TransactionId release_xid;	/* transaction deleting its row, until it
+								 * ends */
+	Oid			owner;			/* role that requested it */
+	int32		controller;		/* controller slot, or -1 */
+	int32		admit_limit;	/* granted only while fewer hold the lock;
+								 * -1: the lock's limit alone */
+	bool		persisted;		/* held, and sync_state says so */
+} SyncEntry;
+
+/*
+ * The lock table's shared control block.  The partition locks protect the
+ * locks and entries of their partitions, and the idle lists; pool_mutex the
+ * entry free list; the counters are atomics.
+ */
+typedef struct SyncShmem
+{
+	LWLockPadded *partition_locks;	/* SYNC_NUM_PARTITIONS of them */
+	dlist_head	idle_locks[SYNC_NUM_PARTITIONS];	/* cached semaphores, LRU
+													 * first; under the
+													 * partition lock */
+	slock_t		pool_mutex;		/* protects the entry free list */
+	int32		pool_free_head;	/* first free entry index, or -1 */
+	int32		pool_nfree;
+	pg_atomic_uint32 nlocks;	/* entries in the lock hash, cached included */
+	pg_atomic_uint64 next_seq;	/* arrival counter */
+	pg_atomic_uint64 next_request_id;
+	pg_atomic_uint64 limit_generation;	/* bumped by every limit change */
+} SyncShmem;
+
+extern SyncShmem *sync_shmem;
+
+extern Size sync_lock_table_shmem_size(void);
+extern void sync_lock_table_shmem_request(void);
+extern void sync_lock_table_shmem_init(void);
+extern void sync_require_shmem(void);
+extern void sync_make_tag(SyncLockTag *tag, Oid dbid, const char *name);
+extern uint32 sync_tag_hash(const SyncLockTag *tag);
+extern LWLock *sync_partition_lock(uint32 hashcode);
+extern int	sync_partition_of(uint32 hashcode);
+extern SyncLock *sync_lock_lookup(const SyncLockTag *tag, uint32 hashcode);
+extern SyncLock *sync_lock_create(const SyncLockTag *tag, uint32 hashcode,
+								  bool *found);
+extern bool sync_make_room(uint32 hashcode);
+extern void sync_lock_idle(SyncLock *lock);
+extern void sync_lock_uncache(SyncLock *lock);
+extern void sync_lock_remove(SyncLock *lock);
+extern SyncEntry *sync_entry_alloc(void);
+extern void sync_entry_free(SyncEntry *entry);
+extern int	sync_entries_free(void);
+extern void sync_lock_partitions(uint32 partmask, LWLockMode mode);
+extern void sync_unlock_partitions(uint32 partmask);
+extern HTAB *sync_lock_hash(void);
+
+/*
+ * Called by sync_entry_free() for a keyed entry (one with a holder) before
+ * it goes back to the pool, under its partition lock; set by the module
+ * that owns keyed entries (holders.c), at load.
+ */
+typedef void (*SyncEntryFreeHook) (SyncEntry *entry);
+extern void sync_entry_set_free_hook(SyncEntryFreeHook hook);
+
+/*
+ * For assertions: does this backend hold the partition lock of 'hashcode',
+ * every partition lock named by 'partmask', or any partition lock at all?
+ * 'exclusive' asks for exclusive mode; otherwise either mode will do.
+ */
+static inline bool
+sync_partitions_held(uint32 partmask, bool exclusive)
+{
+	for (int i = 0; i < SYNC_NUM_PARTITIONS; i++)
+	{
+		LWLock	   *partition = &sync_shmem->partition_locks[i].lock;
+
+		if ((partmask & (1U << i)) &&
+			!(exclusive ? LWLockHeldByMeInMode(partition, LW_EXCLUSIVE) :
+			  LWLockHeldByMe(partition)))
+			return false;
+	}
+	return true;
+}
+
+static inline bool
+sync_partition_held(uint32 hashcode, bool exclusive)
+{
+	return sync_partitions_held(1U << sync_partition_of(hashcode), exclusive);
+}
+
+static inline bool
+sync_any_partition_held(void)
+{
+	for (int i = 0; i < SYNC_NUM_PARTITIONS; i++)
+		if (LWLockHeldByMe(&sync_shmem->partition_locks[i].lock))
+			return true;
+	return false;
+}
+
+#endif							/* SYNC_LOCK_TABLE_H */

@@ -1,0 +1,44 @@
+/*-------------------------------------------------------------------------
+ *
+ * names.h
+ *		What a valid lock name, holder key, controller name and launch-plan
+ *		identifier is (names.c), and the value conversions the SQL functions
+ *		share.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SYNC_NAMES_H
+#define SYNC_NAMES_H
+
+#include "datatype/timestamp.h"
+
+/* Longest lock name, in bytes ("sem/<namespace>/<key>"). */
+#define SYNC_NAME_MAXLEN		255
+#define SYNC_NAME_BUFLEN		(SYNC_NAME_MAXLEN + 1)
+
+/* Longest holder key and controller name, in bytes. */
+#define SYNC_KEY_MAXLEN			255
+#define SYNC_KEY_BUFLEN			(SYNC_KEY_MAXLEN + 1)
+
+/* Longest launch-plan project, domain and name, in bytes. */
+#define SYNC_IDENT_MAXLEN		63
+
+/* Most locks one all-or-nothing request may name. */
+#define SYNC_MAX_REQUEST_LOCKS	64
+
+/* The semaphores of launch plans: sem/launchplan/<project>/<domain>/<name>. */
+#define SYNC_LAUNCH_LOCK_PREFIX "sem/launchplan/"
+
+typedef enum SyncLockKind
+{
+	SYNC_KIND_MUTEX = 0,
+	SYNC_KIND_SEMAPHORE = 1
+} SyncLockKind;
+
+extern SyncLockKind sync_parse_lock_name(const char *name);
+extern bool sync_lock_is_launch_plan(const char *name);
+extern void sync_check_key(const char *key, const char *what);
+extern void sync_check_ident(const char *value, const char *what, bool slash_ok);
+extern int64 sync_interval_us(Interval *iv);
+
+#endif							/* SYNC_NAMES_H */

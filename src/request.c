@@ -1,0 +1,329 @@
+/*-------------------------------------------------------------------------
+ *
+ * request.c
+ *		Binding a request to locks, all or nothing: reserving its entries,
+ *		reading the limits of semaphores the lock table does not know,
+ *		finding or creating each lock and linking the entries into one ring;
+ *		and withdrawing a request from its queues.  A session's acquire
+ *		(holds.c) and a holder key's request (holders.c) are built from
+ *		these steps; what they do with a bound request is theirs.
+ *
+ * Locking: binding runs with every partition of the request held
+ * exclusively (the caller takes them, in ascending order); reading limits
+ * runs with none held.
+ *
+ * Layer 4: calls layers 0-3 (names.c, lock_table.c, wait_queue.c,
+ * sem_limits.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "utils/timestamp.h"
+
+#include "compat.h"
+#include "guc.h"
+#include "sem_limits.h"
+#include "request.h"
+#include "wait_queue.h"
+
+/*
+ * Set up a request for names[]: every lock counts as needed; the caller
+ * clears needed[i] (and recomputes partmask) for locks it has already.
+ * Validates the names.
+ */
+void
+sync_request_init(AcquireRequest *req, char **names, int nnames)
+{
+	memset(req, 0, sizeof(AcquireRequest));
+	req->names = names;
+	req->nnames = nnames;
+	req->needed = palloc0(sizeof(bool) * nnames);
+	req->kinds = palloc(sizeof(SyncLockKind) * nnames);
+	req->limits = palloc0(sizeof(int32) * nnames);
+	req->tags = palloc(sizeof(SyncLockTag) * nnames);
+	req->hashes = palloc(sizeof(uint32) * nnames);
+	req->entries = palloc0(sizeof(SyncEntry *) * nnames);
+	for (int i = 0; i < nnames; i++)
+	{
+		req->kinds[i] = sync_parse_lock_name(names[i]);
+		req->needed[i] = true;
+		req->nneeded++;
+		sync_make_tag(&req->tags[i], MyDatabaseId, names[i]);
+		req->hashes[i] = sync_tag_hash(&req->tags[i]);
+		req->partmask |= 1U << sync_partition_of(req->hashes[i]);
+	}
+}
+
+/*
+ * Give back the entries a request reserved, when it is not going to be
+ * granted.
+ */
+void
+sync_discard_request(AcquireRequest *req)
+{
+	for (int i = 0; i < req->nnames; i++)
+		if (req->entries[i] != NULL)
+		{
+			sync_entry_free(req->entries[i]);
+			req->entries[i] = NULL;
+		}
+}
+
+/*
+ * Reserve a shared entry for every lock the request needs, so that running
+ * out is reported before anything is queued.
+ */
+void
+sync_reserve_entries(AcquireRequest *req)
+{
+	for (int i = 0; i < req->nnames; i++)
+	{
+		if (!req->needed[i])
+			continue;
+		req->entries[i] = sync_entry_alloc();
+		if (req->entries[i] == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_OUT_OF_MEMORY),
+					 errmsg("syncwf entry pool is full"),
+					 errdetail("All %d holds and queue entries are in use.",
+							   sync_max_entries),
+					 errhint("Raise syncwf.max_entries in postgresql.conf and restart the server.")));
+	}
+}
+
+/* Read the limits of every semaphore the request needs from sync_limit. */
+void
+sync_read_limits(AcquireRequest *req)
+{
+	req->generation = pg_atomic_read_u64(&sync_shmem->limit_generation);
+	for (int i = 0; i < req->nnames; i++)
+		if (req->needed[i] && req->kinds[i] == SYNC_KIND_SEMAPHORE)
+		{
+			if (!sync_lock_is_launch_plan(req->names[i]))
+				req->limits[i] = sync_limit_lookup(req->names[i], req->limit_relid);
+			else
+			{
+				/* a launch plan's overall limit, if someone set one */
+				int32		limit = sync_limit_lookup_optional(req->names[i],
+															   req->limit_relid);
+
+				req->limits[i] = (limit >= 0) ? limit : PG_INT32_MAX;
+			}
+		}
+	req->have_limits = true;
+}
+
+/*
+ * Does the request need to read limits before it can be bound?  Yes if one
+ * of its semaphores is not in the lock table, or only as a cached entry from
+ * another sync_limit table (the extension was dropped and created again).
+ * Caller holds the request's partitions.
+ */
+bool
+sync_limits_missing(AcquireRequest *req)
+{
+	Assert(sync_partitions_held(req->partmask, false));
+	for (int i = 0; i < req->nnames; i++)
+	{
+		SyncLock   *lock;
+
+		if (!req->needed[i] || req->kinds[i] != SYNC_KIND_SEMAPHORE)
+			continue;
+		lock = sync_lock_lookup(&req->tags[i], req->hashes[i]);
+		if (lock == NULL || (lock->cached && lock->limit_relid != req->limit_relid))
+			return true;
+	}
+	return false;
+}
+
+/* Fill in an entry of the request, bound to 'lock'. */
+static void
+sync_bind_entry(AcquireRequest *req, int i, SyncLock *lock, uint64 request_id,
+				uint64 seq, int32 priority, SyncScope scope, TimestampTz now)
+{
+	SyncEntry  *e = req->entries[i];
+
+	e->lock = lock;
+	e->request_id = request_id;
+	e->seq = seq;
+	e->priority = priority;
+	e->pid = MyProcPid;
+	e->procno = sync_my_procno();
+	e->scope = scope;
+	e->partmask = req->partmask;
+	e->nlocks = req->nneeded;
+	e->since = now;
+	e->queued_at = now;
+	e->state = SYNC_ENTRY_FREE; /* in no list yet */
+}
+
+/* Let the locks a failed request touched go idle again. */
+void
+sync_unbind_request(AcquireRequest *req)
+{
+	for (int i = 0; i < req->nnames; i++)
+		if (req->entries[i] != NULL && req->entries[i]->lock != NULL)
+		{
+			sync_lock_idle(req->entries[i]->lock);
+			req->entries[i]->lock = NULL;
+		}
+}
+
+/*
+ * Find or create each lock and bind the request's entries to it, as one
+ * ring.  Caller holds every partition of the request exclusively (from
+ * holds.c or holders.c).  Existing locks are bound first, so that creating
+ * the others (which may evict cached semaphores) cannot evict them.
+ *
+ * On failure, undoes its own work and returns what went wrong:
+ * SYNC_BIND_TABLE_FULL (the caller may make room and try again) or
+ * SYNC_BIND_NO_LIMIT (*failed is the semaphore's index).  Returns
+ * SYNC_BIND_OK and the request's first entry on success.
+ */
+int
+sync_bind_request(AcquireRequest *req, int32 priority, SyncScope scope,
+				  SyncEntry **first, int *failed)
+{
+	uint64		request_id = pg_atomic_fetch_add_u64(&sync_shmem->next_request_id, 1);
+	uint64		seq = pg_atomic_fetch_add_u64(&sync_shmem->next_seq, 1);
+	TimestampTz now = GetCurrentTimestamp();
+	SyncEntry  *prev = NULL;
+
+	Assert(sync_partitions_held(req->partmask, true));
+	for (int pass = 0; pass < 2; pass++)
+	{
+		for (int i = 0; i < req->nnames; i++)
+		{
+			SyncLock   *lock;
+			bool		found;
+
+			if (!req->needed[i] || req->entries[i]->lock != NULL)
+				continue;
+			if (pass == 0)
+			{
+				lock = sync_lock_lookup(&req->tags[i], req->hashes[i]);
+				if (lock == NULL)
+					continue;
+				sync_lock_uncache(lock);
+				found = true;
+			}
+			else
+			{
+				lock = sync_lock_create(&req->tags[i], req->hashes[i], &found);
+				if (lock == NULL)
+				{
+					sync_unbind_request(req);
+					return SYNC_BIND_TABLE_FULL;
+				}
+			}
+
+			if (!found)
+			{
+				Assert(req->kinds[i] == SYNC_KIND_MUTEX || req->have_limits);
+				lock->kind = req->kinds[i];
+				lock->limit = (req->kinds[i] == SYNC_KIND_MUTEX) ? 1 : req->limits[i];
+				lock->limit_relid = req->limit_relid;
+				lock->limit_defined = true;
+			}
+			else if (lock->kind == SYNC_KIND_SEMAPHORE &&
+					 lock->limit_relid != req->limit_relid &&
+					 lock->nheld == 0 && lock->nwaiting == 0)
+			{
+				/* a cached limit from a dropped sync_limit: use the new one */
+				Assert(req->have_limits);
+				lock->limit = req->limits[i];
+				lock->limit_relid = req->limit_relid;
+				lock->limit_defined = true;
+			}
+			else if (!lock->limit_defined)
+			{
+				/* its sync_limit row was deleted while it was in use */
+				sync_bind_entry(req, i, lock, request_id, seq, priority, scope, now);
+				sync_unbind_request(req);
+				*failed = i;
+				return SYNC_BIND_NO_LIMIT;
+			}
+			sync_bind_entry(req, i, lock, request_id, seq, priority, scope, now);
+		}
+	}
+
+	/* link the ring in argument order */
+	*first = NULL;
+	for (int i = 0; i < req->nnames; i++)
+	{
+		if (!req->needed[i])
+			continue;
+		if (*first == NULL)
+			*first = req->entries[i];
+		else
+			prev->next_in_request = req->entries[i];
+		prev = req->entries[i];
+	}
+	prev->next_in_request = *first;
+	return 0;
+}
+
+/* Report what sync_bind_request() returned; the caller has cleaned up. */
+void
+sync_report_bind_error(AcquireRequest *req, int error, int failed)
+{
+	if (error == SYNC_BIND_TABLE_FULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("syncwf lock table is full"),
+				 errdetail("All %d lock slots are in use.", sync_max_locks),
+				 errhint("Raise syncwf.max_locks in postgresql.conf and restart the server.")));
+	ereport(ERROR,
+			(errcode(ERRCODE_UNDEFINED_OBJECT),
+			 errmsg("semaphore \"%s\" has no limit", req->names[failed]),
+			 errdetail("Its row was deleted from sync_limit while the semaphore was in use."),
+			 errhint("Insert it again, for example: INSERT INTO sync_limit (name, sizelimit) VALUES ('%s', 1);",
+					 req->names[failed] + 4)));
+}
+
+/*
+ * Withdraw a whole request: pending entries leave their queues, entries that
+ * were granted in a race with the error are released.  The queues it leaves
+ * get a grant pass.  A keyed request's caller holds holders_lock
+ * exclusively (holders.c), which freeing a keyed entry needs.
+ */
+void
+sync_withdraw_request(SyncEntry *first)
+{
+	SyncLock   *locks[SYNC_MAX_REQUEST_LOCKS];
+	int			nlocks = 0;
+	uint32		partmask = first->partmask;
+	SyncEntry  *e;
+
+	sync_lock_partitions(partmask, LW_EXCLUSIVE);
+	e = first;
+	do
+	{
+		SyncEntry  *next = e->next_in_request;
+		SyncLock   *lock = e->lock;
+
+		dlist_delete_thoroughly(&e->lock_link);
+		if (e->state == SYNC_ENTRY_PENDING)
+			lock->nwaiting--;
+		else if (e->state == SYNC_ENTRY_DORMANT)
+			lock->ndormant--;
+		else
+		{
+			Assert(e->state == SYNC_ENTRY_HELD);
+			lock->nheld--;
+		}
+		locks[nlocks++] = lock;
+		sync_entry_free(e);		/* a keyed entry leaves its holder too */
+		e = next;
+	} while (e != first);
+
+	for (int i = 0; i < nlocks; i++)
+	{
+		sync_grant_waiters(locks[i]);
+		sync_lock_idle(locks[i]);
+	}
+	sync_unlock_partitions(partmask);
+	sync_grant_deferred();
+}

@@ -1,0 +1,32 @@
+/*-------------------------------------------------------------------------
+ *
+ * sql_common.h
+ *		What every SQL-callable function of syncwf shares (sql_common.c):
+ *		reading and checking its arguments, and its one entry guard.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SYNC_SQL_COMMON_H
+#define SYNC_SQL_COMMON_H
+
+#include "fmgr.h"
+
+/* What sync_enter() checks, in this order after shared memory. */
+#define SYNC_ENTER_KEYED_DB		0x01	/* in the database of keyed holds */
+#define SYNC_ENTER_WRITE		0x02	/* not a standby, not read-only */
+#define SYNC_ENTER_LOADED		0x04	/* keyed holds loaded (if this is
+										 * their database) */
+
+extern void sync_enter(int flags, const char *admin_action);
+
+extern char *sync_name_arg(FunctionCallInfo fcinfo, int argno);
+extern char **sync_names_arg(FunctionCallInfo fcinfo, int argno, int *nnames);
+extern int32 sync_priority_arg(FunctionCallInfo fcinfo, int argno);
+extern int64 sync_timeout_arg(FunctionCallInfo fcinfo, int argno);
+extern char *sync_key_arg(FunctionCallInfo fcinfo, int argno, const char *what,
+						  bool nullable);
+extern int64 sync_lease_arg(FunctionCallInfo fcinfo, int argno);
+extern char *sync_ident_arg(FunctionCallInfo fcinfo, int argno,
+							const char *what, bool slash_ok);
+
+#endif							/* SYNC_SQL_COMMON_H */

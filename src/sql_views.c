@@ -1,0 +1,100 @@
+/*-------------------------------------------------------------------------
+ *
+ * sql_views.c
+ *		The set-returning functions behind the monitoring views sync_locks,
+ *		sync_holders and sync_waiters: each passes the entry guard, takes
+ *		a copy from status.c and forms the rows.
+ *
+ * Layer 12 (entry points): calls layers 0-11.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "funcapi.h"
+#include "utils/builtins.h"
+#include "utils/timestamp.h"
+
+#include "lock_table.h"
+#include "sql_common.h"
+#include "status.h"
+
+static const char *
+sync_scope_name(uint8 scope)
+{
+	return scope == SYNC_SCOPE_XACT ? "transaction" :
+		scope == SYNC_SCOPE_KEYED ? "keyed" : "session";
+}
+
+PG_FUNCTION_INFO_V1(sync_lock_status);
+Datum
+sync_lock_status(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	LockRow    *rows;
+	int			nrows;
+
+	sync_enter(SYNC_ENTER_LOADED, NULL);
+	InitMaterializedSRF(fcinfo, 0);
+	nrows = sync_status_locks(&rows);
+	for (int i = 0; i < nrows; i++)
+	{
+		Datum		values[5];
+		bool		nulls[5] = {false};
+
+		values[0] = CStringGetTextDatum(rows[i].name);
+		values[1] = CStringGetTextDatum(rows[i].kind == SYNC_KIND_MUTEX ? "mutex" : "semaphore");
+		values[2] = Int32GetDatum(rows[i].limit);
+		nulls[2] = (rows[i].limit < 0);
+		values[3] = Int32GetDatum(rows[i].nheld);
+		values[4] = Int32GetDatum(rows[i].nwaiting);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
+}
+
+
+PG_FUNCTION_INFO_V1(sync_entry_status);
+Datum
+sync_entry_status(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	EntryRow   *rows;
+	int			nrows;
+
+	sync_enter(SYNC_ENTER_LOADED, NULL);
+	InitMaterializedSRF(fcinfo, 0);
+	nrows = sync_status_entries(&rows);
+	for (int i = 0; i < nrows; i++)
+	{
+		EntryRow   *row = &rows[i];
+		Datum		values[13];
+		bool		nulls[13] = {false};
+		bool		held = (row->state == SYNC_ENTRY_HELD);
+		bool		keyed = (row->scope == SYNC_SCOPE_KEYED);
+
+		values[0] = CStringGetTextDatum(row->name);
+		values[1] = CStringGetTextDatum(held ? "held" : "pending");
+		values[2] = Int32GetDatum(row->pid);
+		nulls[2] = keyed;
+		values[3] = CStringGetTextDatum(sync_scope_name(row->scope));
+		values[4] = Int64GetDatum((int64) row->token);
+		nulls[4] = !held;
+		values[5] = Int32GetDatum(row->priority);
+		values[6] = Int32GetDatum(row->position);
+		nulls[6] = held || row->state == SYNC_ENTRY_DORMANT;
+		values[7] = Int32GetDatum(row->nlocks);
+		values[8] = TimestampTzGetDatum(row->since);
+		values[9] = row->holder ? CStringGetTextDatum(row->holder) : (Datum) 0;
+		nulls[9] = (row->holder == NULL);
+		values[10] = row->controller ? CStringGetTextDatum(row->controller) : (Datum) 0;
+		nulls[10] = (row->controller == NULL);
+		values[11] = TimestampTzGetDatum(row->lease_expires);
+		nulls[11] = (row->lease_expires == 0);
+		values[12] = BoolGetDatum(row->state != SYNC_ENTRY_DORMANT);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
+}
+

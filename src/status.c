@@ -1,0 +1,135 @@
+/*-------------------------------------------------------------------------
+ *
+ * status.c
+ *		What the monitoring views (sync_locks, sync_holders, sync_waiters)
+ *		show: copies of the lock table and its entries in this database,
+ *		made under every partition lock (shared, in order), so that the
+ *		views build their rows with no lock held.
+ *
+ * No state of its own.
+ *
+ * Layer 6: calls layers 0-5 (guc.c, lock_table.c, wait_queue.c,
+ * controllers.c, holders.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "utils/memutils.h"
+
+#include "controllers.h"
+#include "guc.h"
+#include "holders.h"
+#include "status.h"
+#include "wait_queue.h"
+
+static int
+sync_copy_entries(dlist_head *list, EntryRow *rows, int nrows, const char *name,
+				  bool queued)
+{
+	dlist_iter	iter;
+	int			position = 0;
+
+	dlist_foreach(iter, list)
+	{
+		SyncEntry  *e = dlist_container(SyncEntry, lock_link, iter.cur);
+		EntryRow   *row = &rows[nrows++];
+
+		row->name = name;
+		row->state = e->state;
+		row->scope = e->scope;
+		row->pid = e->pid;
+		row->priority = e->priority;
+		row->position = queued ? ++position : 0;
+		row->nlocks = e->nlocks;
+		row->token = e->token;
+		row->since = e->since;
+		row->holder = NULL;
+		row->controller = NULL;
+		row->lease_expires = 0;
+		if (e->scope == SYNC_SCOPE_KEYED)
+		{
+			row->holder = pstrdup(e->holder->tag.key);
+			if (e->controller >= 0)
+				row->controller = pstrdup(sync_controller_name(e->controller));
+			row->lease_expires = e->lease_expires;
+		}
+	}
+	return nrows;
+}
+
+/*
+ * Every live lock of this database (cached semaphores, which have no
+ * holder and no waiter, are not shown).  Returns how many; *rows is
+ * palloc'd.
+ */
+int
+sync_status_locks(LockRow **rows_out)
+{
+	uint32		all = SYNC_ALL_PARTITIONS;
+	HASH_SEQ_STATUS status;
+	SyncLock   *lock;
+	LockRow    *rows;
+	int			nrows = 0;
+	int			maxrows;
+
+	sync_lock_partitions(all, LW_SHARED);
+	maxrows = Max(hash_get_num_entries(sync_lock_hash()), 1);
+	rows = palloc_extended(sizeof(LockRow) * maxrows, MCXT_ALLOC_HUGE);
+	hash_seq_init(&status, sync_lock_hash());
+	while ((lock = hash_seq_search(&status)) != NULL)
+	{
+		LockRow    *row;
+
+		if (lock->tag.dbid != MyDatabaseId || lock->cached)
+			continue;
+		row = &rows[nrows++];
+		row->name = pstrdup(lock->tag.name);
+		row->kind = lock->kind;
+		/* (a launch plan's lock without an overall limit shows none) */
+		row->limit = (lock->limit_defined && sync_lock_slots(lock) != PG_INT32_MAX) ?
+			sync_lock_slots(lock) : -1;
+		row->nheld = lock->nheld;
+		row->nwaiting = lock->nwaiting + lock->ndormant;
+	}
+	sync_unlock_partitions(all);
+	*rows_out = rows;
+	return nrows;
+}
+
+/*
+ * Every hold and queue entry of this database: holders, then the queue in
+ * order, then entries of inactive controllers, lock by lock.  Returns how
+ * many; *rows is palloc'd.
+ */
+int
+sync_status_entries(EntryRow **rows_out)
+{
+	uint32		all = SYNC_ALL_PARTITIONS;
+	HASH_SEQ_STATUS status;
+	SyncLock   *lock;
+	EntryRow   *rows;
+	int			nrows = 0;
+	int			maxrows;
+
+	sync_lock_partitions(all, LW_SHARED);
+	/* every entry belongs to a live lock, so this bounds the row count */
+	maxrows = Max(sync_max_entries - sync_entries_free(), 1);
+	rows = palloc_extended(sizeof(EntryRow) * maxrows, MCXT_ALLOC_HUGE);
+	hash_seq_init(&status, sync_lock_hash());
+	while ((lock = hash_seq_search(&status)) != NULL)
+	{
+		char	   *name;
+
+		if (lock->tag.dbid != MyDatabaseId || lock->cached)
+			continue;
+		name = pstrdup(lock->tag.name);
+		nrows = sync_copy_entries(&lock->holders, rows, nrows, name, false);
+		nrows = sync_copy_entries(&lock->waiters, rows, nrows, name, true);
+		nrows = sync_copy_entries(&lock->dormant, rows, nrows, name, false);
+	}
+	sync_unlock_partitions(all);
+	*rows_out = rows;
+	return nrows;
+}

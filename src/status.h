@@ -1,0 +1,42 @@
+/*-------------------------------------------------------------------------
+ *
+ * status.h
+ *		What the monitoring views show (status.c): copies of the lock table
+ *		and its entries in this database.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SYNC_STATUS_H
+#define SYNC_STATUS_H
+
+#include "datatype/timestamp.h"
+
+typedef struct LockRow
+{
+	char	   *name;
+	uint8		kind;
+	int32		limit;
+	int32		nheld;
+	int32		nwaiting;
+} LockRow;
+
+typedef struct EntryRow
+{
+	const char *name;
+	uint8		state;
+	uint8		scope;
+	int32		pid;
+	int32		priority;
+	int32		position;
+	int32		nlocks;
+	uint64		token;
+	TimestampTz since;
+	char	   *holder;			/* keyed */
+	char	   *controller;		/* keyed, with a controller */
+	TimestampTz lease_expires;	/* keyed, with a lease */
+} EntryRow;
+
+extern int	sync_status_locks(LockRow **rows);
+extern int	sync_status_entries(EntryRow **rows);
+
+#endif							/* SYNC_STATUS_H */

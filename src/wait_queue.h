@@ -1,0 +1,32 @@
+/*-------------------------------------------------------------------------
+ *
+ * wait_queue.h
+ *		Queue order and the grant pass (wait_queue.c): the one place a grant
+ *		of a syncwf lock happens.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SYNC_WAIT_QUEUE_H
+#define SYNC_WAIT_QUEUE_H
+
+#include "lock_table.h"
+
+extern void sync_queue_insert(SyncLock *lock, SyncEntry *entry);
+extern void sync_dormant_insert(SyncLock *lock, SyncEntry *entry);
+extern int	sync_queue_position(SyncEntry *entry);
+extern int	sync_lock_slots(SyncLock *lock);
+extern bool sync_request_grantable(SyncEntry *entry, bool respect_queue);
+extern void sync_request_grant(SyncEntry *entry, bool forced);
+extern void sync_grant_waiters(SyncLock *lock);
+extern void sync_grant_waiters_of(const char *name);
+extern void sync_grant_deferred(void);
+
+/*
+ * Called by sync_request_grant() for every keyed entry it grants, under the
+ * entry's partition lock; set by the module that owns keyed entries
+ * (holders.c), at load.
+ */
+typedef void (*SyncGrantHook) (SyncEntry *entry);
+extern void sync_queue_set_grant_hook(SyncGrantHook hook);
+
+#endif							/* SYNC_WAIT_QUEUE_H */
