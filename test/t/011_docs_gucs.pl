@@ -1,7 +1,7 @@
 # Every configuration parameter is documented, as it is.
 #
-# README.md's Configuration table (the first table after the heading
-# "### Configuration") has one row per parameter: name, type and unit (with
+# docs/reference.md's Configuration table (the first table after the heading
+# "## Configuration") has one row per parameter: name, type and unit (with
 # the range of numbers), default, when it takes effect.  This test checks,
 # against a server that preloads syncwf:
 #
@@ -21,13 +21,13 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-# README.md is in the repository root: test/t/../../README.md, whatever the
-# current directory (scripts/test.sh runs prove from test/).
-my $readme = File::Spec->catfile(dirname(File::Spec->rel2abs(__FILE__)), '..', '..', 'README.md');
-ok(-f $readme, 'README.md is found in the repository root') or BAIL_OUT("no $readme");
+# docs/ is in the repository root: test/t/../../docs/reference.md, whatever
+# the current directory (scripts/test.sh runs prove from test/).
+my $reference = File::Spec->catfile(dirname(File::Spec->rel2abs(__FILE__)), '..', '..', 'docs', 'reference.md');
+ok(-f $reference, 'docs/reference.md is found in the repository') or BAIL_OUT("no $reference");
 
-# --- the Configuration table of README.md -------------------------------------------
-open my $fh, '<:encoding(UTF-8)', $readme or die "cannot open $readme: $!";
+# --- the Configuration table of docs/reference.md -----------------------------------
+open my $fh, '<:encoding(UTF-8)', $reference or die "cannot open $reference: $!";
 my @lines = <$fh>;
 close $fh;
 chomp @lines;
@@ -59,8 +59,8 @@ for my $line (@lines)
 	if ($line =~ /^\s*\|/) { push @table, $line; }
 	elsif (@table) { last; }    # the end of the first table of the section
 }
-ok(scalar(@table) >= 3, 'README.md has a table in its Configuration section')
-  or BAIL_OUT('no Configuration table in README.md');
+ok(scalar(@table) >= 3, 'docs/reference.md has a table in its Configuration section')
+  or BAIL_OUT('no Configuration table in docs/reference.md');
 
 my @header = map { lc } cells(shift @table);
 my %col;
@@ -78,7 +78,7 @@ for my $row (@table)
 {
 	my @c = cells($row);
 	(my $name = $c[ $col{parameter} ]) =~ s/`//g;
-	ok(!exists $doc{$name}, "README documents $name once") or next;
+	ok(!exists $doc{$name}, "docs/reference.md documents $name once") or next;
 	push @doc_order, $name;
 	$doc{$name} = {
 		type => $c[ $col{'type, unit'} ],
@@ -105,7 +105,7 @@ $node->stop;
 
 ok(scalar(keys %set) > 0, 'a server that preloads syncwf has syncwf.* parameters');
 is_deeply([ sort @doc_order ], [ sort keys %set ],
-	'the syncwf.* parameters of pg_settings are exactly those README.md\'s Configuration table lists');
+	'the syncwf.* parameters of pg_settings are exactly those docs/reference.md\'s Configuration table lists');
 
 # --- each documented parameter against pg_settings ----------------------------------
 my %type_word = (integer => 'integer', string => 'string', boolean => 'bool',
@@ -123,7 +123,7 @@ my %unit_kind = (
 	(map { $_ => 'time' } qw(us ms s min h d)),
 	(map { $_ => 'memory' } qw(B kB MB GB TB)));
 
-# A number as README writes it ("110,000", "110 000") as pg_settings does.
+# A number as docs/reference.md writes it ("110,000", "110 000") as pg_settings does.
 sub plain_number { my ($n) = @_; $n =~ s/[,\x{202f}\x{a0} _]//g; return $n; }
 
 for my $name (grep { exists $set{$_} } @doc_order)
@@ -135,9 +135,9 @@ for my $name (grep { exists $set{$_} } @doc_order)
 	$range = $1 if $type_cell =~ s/\s*\((.*)\)\s*$//;
 	my ($type, $unit) = map { s/^\s+|\s+$//gr } split /,/, $type_cell, 2;
 	is($type_word{ lc $type } // "undocumented type word '$type'", $s->{vartype},
-		"README's type of $name ($type) is its vartype");
+		"the reference's type of $name ($type) is its vartype");
 	my $doc_unit = defined $unit ? ($unit_word{ lc $unit } // "undocumented unit word '$unit'") : undef;
-	is($doc_unit, $s->{unit}, "README's unit of $name (" . ($unit // 'none') . ') is its unit');
+	is($doc_unit, $s->{unit}, "the reference's unit of $name (" . ($unit // 'none') . ') is its unit');
 
 	if ($s->{vartype} eq 'integer' || $s->{vartype} eq 'real')
 	{
@@ -145,7 +145,7 @@ for my $name (grep { exists $set{$_} } @doc_order)
 		  defined $range && $range =~ /(?:^|;)\s*(-?[\d.,\x{202f}]+)\s*(?:–|—|-|to)\s*(-?[\d.,\x{202f}]+)\s*$/
 		  ? (plain_number($1), plain_number($2))
 		  : ('no range', 'no range');
-		is("$min .. $max", "$s->{min_val} .. $s->{max_val}", "README's range of $name is its min_val .. max_val");
+		is("$min .. $max", "$s->{min_val} .. $s->{max_val}", "the reference's range of $name is its min_val .. max_val");
 	}
 
 	# the default: `postgres`, `on`, 110000, 300 (in the unit of the type
@@ -170,10 +170,10 @@ for my $name (grep { exists $set{$_} } @doc_order)
 			$default = plain_number($default);
 		}
 	}
-	is($default, $s->{boot_val}, "README's default of $name ($d->{default}) is its boot_val");
+	is($default, $s->{boot_val}, "the reference's default of $name ($d->{default}) is its boot_val");
 
 	is($effect_word{ lc $d->{effect} } // "undocumented takes-effect word '$d->{effect}'",
-		$s->{context}, "README's \"takes effect\" of $name ($d->{effect}) matches its context");
+		$s->{context}, "the reference's \"takes effect\" of $name ($d->{effect}) matches its context");
 }
 
 done_testing();
