@@ -2,7 +2,8 @@
  *
  * syncwf.c
  *		The module's entry point, at the top of the layers: refuses to load
- *		unless preloaded, defines the GUCs, registers the worker, and owns
+ *		unless preloaded, defines the GUCs, registers the background worker
+ *		(worker.c), and owns
  *		what every module needs once per server or per backend -- the
  *		shared memory (each module's size, tranche and initialization, in a
  *		fixed order), the transaction callbacks (each module's commit and
@@ -19,6 +20,7 @@
 #include "access/xact.h"
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "postmaster/bgworker.h"
 #include "storage/ipc.h"
 #include "storage/shmem.h"
 
@@ -33,7 +35,6 @@
 #include "lock_table.h"
 #include "outbox.h"
 #include "tokens.h"
-#include "worker.h"
 
 PG_MODULE_MAGIC;
 
@@ -140,6 +141,23 @@ syncwf_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 		default:
 			break;
 	}
+}
+
+/* The background worker (worker.c), started once recovery has finished. */
+static void
+sync_worker_register(void)
+{
+	BackgroundWorker worker;
+
+	memset(&worker, 0, sizeof(worker));
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	worker.bgw_restart_time = 5;
+	snprintf(worker.bgw_library_name, BGW_MAXLEN, "syncwf");
+	snprintf(worker.bgw_function_name, BGW_MAXLEN, "sync_worker_main");
+	snprintf(worker.bgw_name, BGW_MAXLEN, "syncwf worker");
+	snprintf(worker.bgw_type, BGW_MAXLEN, "syncwf worker");
+	RegisterBackgroundWorker(&worker);
 }
 
 void

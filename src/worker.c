@@ -36,25 +36,8 @@
 #include "guc.h"
 #include "outbox.h"
 #include "reconcile.h"
-#include "worker.h"
 
 PGDLLEXPORT void sync_worker_main(Datum main_arg);
-
-void
-sync_worker_register(void)
-{
-	BackgroundWorker worker;
-
-	memset(&worker, 0, sizeof(worker));
-	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
-	worker.bgw_restart_time = 5;
-	snprintf(worker.bgw_library_name, BGW_MAXLEN, "syncwf");
-	snprintf(worker.bgw_function_name, BGW_MAXLEN, "sync_worker_main");
-	snprintf(worker.bgw_name, BGW_MAXLEN, "syncwf worker");
-	snprintf(worker.bgw_type, BGW_MAXLEN, "syncwf worker");
-	RegisterBackgroundWorker(&worker);
-}
 
 static void
 sync_worker_exit(int code, Datum arg)

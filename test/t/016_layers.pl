@@ -12,6 +12,7 @@
 #  - every function or variable a file exports is used by another file, or
 #    by PostgreSQL (an SQL function with its pg_finfo_ record, _PG_init,
 #    Pg_magic_func, the worker's entry point): file-local ones are static;
+#  - a file that other files call has a header of its own name;
 #  - no file of src/ is longer than 900 lines.
 use strict;
 use warnings FATAL => 'all';
@@ -109,6 +110,11 @@ for my $sym (sort keys %defined_in)
 	push @exported_unused, "$defined_in{$sym}.c: $sym";
 }
 is_deeply(\@exported_unused, [], 'what no other file uses is static');
+
+# a file that other files call has a header of its own name
+my %called = map { $defined_in{$_} => 1 } keys %used_elsewhere;
+is_deeply([ map { "$_.c" } sort grep { !-f "$src/$_.h" } keys %called ], [],
+	'every file other files call has its own header');
 
 # --- sizes -----------------------------------------------------------------------------
 my @long;
