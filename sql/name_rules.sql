@@ -2,7 +2,7 @@
 -- name_rules: the tables' CHECK constraints on names against the checks of
 -- the C functions, so that the two cannot drift apart unnoticed.
 --
---   C (src/names.c, src/sql_api.c, src/launch_plans.c): a control character
+--   C (src/names.c): a control character
 --   is a byte 0x01-0x1F or 0x7F; lengths are counted in bytes.
 --     lock name        sem/<namespace>/<key>, at most 255 bytes, namespace
 --                      without "/", no control characters

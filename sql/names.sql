@@ -1,6 +1,6 @@
 --
 -- names: the lock name grammar (src/names.c) and argument checking
--- (src/sql_api.c) of every function that takes lock names.
+-- (src/sql_common.c) of every function that takes lock names.
 --
 --   lock-name = ("mtx" / "sem") "/" namespace "/" key, at most 255 bytes,
 --   namespace without "/", no control characters (0x01-0x1F, 0x7F) anywhere.

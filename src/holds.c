@@ -441,7 +441,7 @@ sync_promote_holds(AcquireRequest *req, SyncScope scope)
  * or until timeout_us (negative: no timeout) passes, which raises 55P03.
  * On success tokens[i] is the fencing token of names[i].
  *
- * names[] must be distinct (sql_api.c checks); they are validated here.
+ * names[] must be distinct (sql_common.c checks); they are validated here.
  */
 bool
 sync_acquire_locks(char **names, int nnames, int32 priority,

@@ -100,7 +100,7 @@ sync_parse_lock_name(const char *name)
 }
 
 /*
- * Is this the semaphore of a launch plan (launch_plans.c)?  Its executions
+ * Is this the semaphore of a launch plan (launch.c)?  Its executions
  * carry their version's own limit; the lock itself has no limit unless a
  * sync_limit row sets an overall one.
  */

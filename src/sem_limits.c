@@ -156,9 +156,10 @@ sync_limit_read(Oid relid, const char *limit_name, bool committed_only)
 
 /*
  * The committed limit of semaphore lock_name ("sem/<namespace>/<key>") from
- * the sync_limit table relid.  Raises 42704 when it has no committed row.
- * A change this transaction made is not seen: limits take effect at commit,
- * for the changing transaction too.
+ * the sync_limit table relid, LIMIT_UNDEFINED (-1) when it has no committed
+ * row; sync_limit_lookup() raises 42704 instead.  A change this transaction
+ * made is not seen: limits take effect at commit, for the changing
+ * transaction too.
  */
 int32
 sync_limit_lookup_optional(const char *lock_name, Oid relid)

@@ -326,7 +326,8 @@ static const char *const state_columns[SYNC_STATE_NCOLS] = {
 
 /*
  * Find the columns and the primary key of sync_state 'rel' (once per
- * table; the relcache callback forgets them when the table changes).
+ * table, and again after an invalidation of one of syncwf's tables: see
+ * sync_tables_invalidations()).
  */
 static void
 sync_state_layout(Relation rel)

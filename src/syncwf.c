@@ -60,7 +60,7 @@ syncwf_shmem_request(void)
 	RequestAddinShmemSpace(size);
 
 	sync_lock_table_shmem_request();
-	RequestNamedLWLockTranche(SYNC_TOKENS_TRANCHE, 1);
+	sync_tokens_shmem_request();
 	sync_outbox_shmem_request();
 	sync_controllers_shmem_request();
 	sync_holders_shmem_request();

@@ -43,6 +43,8 @@
 
 #include "tokens.h"
 
+#define SYNC_TOKENS_TRANCHE		"syncwf tokens"
+
 #define SYNC_TOKEN_FILE			"syncwf.token"
 #define SYNC_TOKEN_TMPFILE		"syncwf.token.tmp"
 #define SYNC_TOKEN_BLOCK		((uint64) 1 << 20)
@@ -122,6 +124,12 @@ Size
 sync_tokens_shmem_size(void)
 {
 	return MAXALIGN(sizeof(SyncTokens));
+}
+
+void
+sync_tokens_shmem_request(void)
+{
+	RequestNamedLWLockTranche(SYNC_TOKENS_TRANCHE, 1);
 }
 
 /*

@@ -11,9 +11,8 @@
 
 #include "port/atomics.h"
 
-#define SYNC_TOKENS_TRANCHE		"syncwf tokens"
-
 extern Size sync_tokens_shmem_size(void);
+extern void sync_tokens_shmem_request(void);
 extern void sync_tokens_shmem_init(void);
 extern uint64 sync_next_token(void);
 extern void sync_tokens_advance(uint64 next);

@@ -77,8 +77,9 @@ sync_state_guard(PG_FUNCTION_ARGS)
 
 /*
  * AFTER DELETE (row) and AFTER TRUNCATE on sync_state: a DELETE that is not
- * syncwf's own (a manual one, or a statement of sync_exec_delete) releases
- * at commit like sync_release(); see sync_state_row_removed.
+ * syncwf's own fast-path delete (a manual one, or a DELETE statement of
+ * state_rows.c) releases at commit like sync_release(); see
+ * sync_keyed_row_removed() in keyed_ops.c.
  */
 PG_FUNCTION_INFO_V1(sync_state_deleted);
 Datum

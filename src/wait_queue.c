@@ -2,8 +2,9 @@
  *
  * wait_queue.c
  *		Queue order and the grant pass.  Every grant of a syncwf lock happens
- *		in sync_request_grant(), called from here or from holds.c for a
- *		request that is grantable when it arrives.
+ *		in sync_request_grant(), called from here, or by the requester
+ *		(holds.c, holders.c) for a request that is grantable when it
+ *		arrives.
  *
  * Rules:
  *	- a lock's queue is ordered by priority (higher first), then queue time
@@ -76,7 +77,7 @@ sync_lock_slots(SyncLock *lock)
 /*
  * Holders the lock may have for this entry to be granted: the lock's
  * slots, or fewer if the entry carries its own limit (a launch plan
- * version's max_concurrency, see launch_plans.c).
+ * version's max_concurrency, see launch.c).
  */
 static inline int
 sync_entry_slots(SyncEntry *e)
