@@ -568,6 +568,6 @@ sync_release_lock(const char *name)
 int
 sync_release_all_holds(void)
 {
-	sync_holds_setup();
+	/* (nothing is held before the first acquire sets up the local hash) */
 	return sync_release_matching(filter_all, InvalidSubTransactionId);
 }

@@ -19,6 +19,7 @@
 
 #include "access/xact.h"
 #include "access/xlog.h"
+#include "common/int.h"
 #include "catalog/pg_type_d.h"
 #include "miscadmin.h"
 #include "utils/array.h"
@@ -214,11 +215,19 @@ sync_key_arg(FunctionCallInfo fcinfo, int argno, const char *what, bool nullable
 	return key;
 }
 
-/* A lease: NULL for none, otherwise positive. */
+/*
+ * A duration that is added to the current time ('what': a lease, a
+ * max_pending), in microseconds: 0 for NULL (none; null_hint says so when
+ * it is not positive), otherwise positive and short enough that now plus
+ * it is a time a timestamptz can hold, so that the expiry stored and every
+ * later read of it work.
+ */
 int64
-sync_lease_arg(FunctionCallInfo fcinfo, int argno)
+sync_duration_arg(FunctionCallInfo fcinfo, int argno, const char *what,
+				  const char *null_hint)
 {
 	int64		us;
+	TimestampTz until;
 
 	if (PG_NARGS() <= argno || PG_ARGISNULL(argno))
 		return 0;
@@ -226,9 +235,26 @@ sync_lease_arg(FunctionCallInfo fcinfo, int argno)
 	if (us <= 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("lease must be positive"),
-				 errhint("Pass NULL for a hold without a lease.")));
+				 errmsg("%s must be positive", what),
+				 errhint("%s", null_hint)));
+	if (pg_add_s64_overflow(GetCurrentTimestamp(), us, &until) ||
+		!IS_VALID_TIMESTAMP(until))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("%s is too long", what),
+				 errdetail("Now plus the %s is past the last time a timestamptz can hold.",
+						   what),
+				 errhint("Give a shorter interval, or %c%s", pg_tolower((unsigned char) null_hint[0]),
+						 null_hint + 1)));
 	return us;
+}
+
+/* A lease: NULL for none, otherwise positive and storable. */
+int64
+sync_lease_arg(FunctionCallInfo fcinfo, int argno)
+{
+	return sync_duration_arg(fcinfo, argno, "lease",
+							 "Pass NULL for a hold without a lease.");
 }
 
 /*

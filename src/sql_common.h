@@ -25,6 +25,8 @@ extern int32 sync_priority_arg(FunctionCallInfo fcinfo, int argno);
 extern int64 sync_timeout_arg(FunctionCallInfo fcinfo, int argno);
 extern char *sync_key_arg(FunctionCallInfo fcinfo, int argno, const char *what,
 						  bool nullable);
+extern int64 sync_duration_arg(FunctionCallInfo fcinfo, int argno,
+							   const char *what, const char *null_hint);
 extern int64 sync_lease_arg(FunctionCallInfo fcinfo, int argno);
 extern char *sync_ident_arg(FunctionCallInfo fcinfo, int argno,
 							const char *what, bool slash_ok);

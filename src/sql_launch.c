@@ -68,16 +68,8 @@ sync_launch_plan_register(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("unknown scheduling order \"%s\"", scheduling),
 				 errhint("Use FIFO, LIFO or PRIORITY.")));
-	if (!PG_ARGISNULL(7))
-	{
-		int64		us = sync_interval_us(PG_GETARG_INTERVAL_P(7));
-
-		if (us <= 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("max_pending must be positive"),
-					 errhint("Pass NULL for no limit on the time an execution may wait.")));
-	}
+	(void) sync_duration_arg(fcinfo, 7, "max_pending",
+							 "Pass NULL for no limit on the time an execution may wait.");
 
 	sync_enter(SYNC_ENTER_KEYED_DB, NULL);
 

@@ -7,8 +7,9 @@
  *		what every module needs once per server or per backend -- the
  *		shared memory (each module's size, tranche and initialization, in a
  *		fixed order), the transaction callbacks (each module's commit and
- *		abort work, in a fixed order), and the hooks through which a lower
- *		module tells an upper one what happened.  docs/architecture.md
+ *		abort work, in a fixed order), the hooks through which a lower
+ *		module tells an upper one what happened, and DISCARD ALL, which
+ *		ends the session's holds.  docs/architecture.md
  *		shows the layers.
  *
  * Layer 12 (entry point): calls layers 0-11.
@@ -23,6 +24,7 @@
 #include "postmaster/bgworker.h"
 #include "storage/ipc.h"
 #include "storage/shmem.h"
+#include "tcop/utility.h"
 
 #include "controllers.h"
 #include "guc.h"
@@ -42,6 +44,7 @@ void		_PG_init(void);
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+static ProcessUtility_hook_type prev_ProcessUtility_hook = NULL;
 
 /* shmem_request_hook: every module's memory and LWLocks. */
 static void
@@ -143,6 +146,32 @@ syncwf_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 	}
 }
 
+/*
+ * DISCARD ALL ends the session's holds, as it releases the session's
+ * advisory locks: a pooler (PgBouncer's session pooling) runs it before it
+ * hands the server connection to another client, which must not inherit
+ * them.  (It cannot run in a transaction block, so no transaction-scope
+ * hold and no wait is open.)
+ */
+static void
+syncwf_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
+					  bool readOnlyTree, ProcessUtilityContext context,
+					  ParamListInfo params, QueryEnvironment *queryEnv,
+					  DestReceiver *dest, QueryCompletion *qc)
+{
+	Node	   *stmt = pstmt->utilityStmt;
+
+	if (prev_ProcessUtility_hook)
+		prev_ProcessUtility_hook(pstmt, queryString, readOnlyTree, context,
+								 params, queryEnv, dest, qc);
+	else
+		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+								params, queryEnv, dest, qc);
+
+	if (IsA(stmt, DiscardStmt) && ((DiscardStmt *) stmt)->target == DISCARD_ALL)
+		(void) sync_release_all_holds();
+}
+
 /* The background worker (worker.c), started once recovery has finished. */
 static void
 sync_worker_register(void)
@@ -187,6 +216,8 @@ _PG_init(void)
 	RegisterXactCallback(syncwf_xact_callback, NULL);
 	RegisterSubXactCallback(syncwf_subxact_callback, NULL);
 
+	prev_ProcessUtility_hook = ProcessUtility_hook;
+	ProcessUtility_hook = syncwf_ProcessUtility;
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = syncwf_shmem_request;
 	prev_shmem_startup_hook = shmem_startup_hook;
