@@ -163,15 +163,20 @@ sync_holds_at_prepare(void)
 				 errhint("Release them with sync_release() first, or take them with sync_acquire() (session scope).")));
 }
 
-/* Commit: transaction-scope holds end. */
+/*
+ * Transaction end (commit or abort), once the transaction has released its
+ * heavyweight locks: transaction-scope holds end, so that whoever is
+ * granted one next never finds this transaction's locks (such as a
+ * pg_advisory_xact_lock taken with it) still held.
+ */
 void
-sync_holds_at_commit(void)
+sync_holds_at_xact_end(void)
 {
 	if (n_xact_holds > 0)
 		sync_release_matching(filter_xact, InvalidSubTransactionId);
 }
 
-/* Abort: the request we were waiting for is withdrawn, and as at commit. */
+/* Abort: the request we were waiting for is withdrawn at once. */
 void
 sync_holds_at_abort(void)
 {
@@ -180,8 +185,6 @@ sync_holds_at_abort(void)
 		sync_withdraw_request(waiting_entry);
 		waiting_entry = NULL;
 	}
-	if (n_xact_holds > 0)
-		sync_release_matching(filter_xact, InvalidSubTransactionId);
 }
 
 /* Savepoint rollback: the holds taken since it end. */

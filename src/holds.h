@@ -18,7 +18,7 @@ extern int	sync_release_all_holds(void);
 
 /* transaction events, called by syncwf.c */
 extern void sync_holds_at_prepare(void);
-extern void sync_holds_at_commit(void);
+extern void sync_holds_at_xact_end(void);
 extern void sync_holds_at_abort(void);
 extern void sync_holds_at_subabort(SubTransactionId subid);
 extern void sync_holds_at_subcommit(SubTransactionId subid,

@@ -25,6 +25,7 @@
 #include "storage/ipc.h"
 #include "storage/shmem.h"
 #include "tcop/utility.h"
+#include "utils/resowner.h"
 
 #include "controllers.h"
 #include "guc.h"
@@ -89,7 +90,8 @@ syncwf_shmem_startup(void)
  * Transaction events, for every module that keeps work for them: session
  * holds (holds.c), limit changes (sem_limits.c), keyed holds and controllers
  * (keyed_xact.c), in that order.  Commit work runs after the commit is
- * durable and must not fail.
+ * durable and must not fail.  Transaction-scope holds end later, after the
+ * transaction's heavyweight locks (syncwf_resource_release).
  */
 static void
 syncwf_xact_callback(XactEvent event, void *arg)
@@ -113,7 +115,6 @@ syncwf_xact_callback(XactEvent event, void *arg)
 						 errhint("Request, release and heartbeat in a transaction that commits directly.")));
 			break;
 		case XACT_EVENT_COMMIT:
-			sync_holds_at_commit();
 			sync_limits_at_commit();
 			sync_keyed_xact_at_commit();
 			break;
@@ -125,6 +126,20 @@ syncwf_xact_callback(XactEvent event, void *arg)
 		default:
 			break;
 	}
+}
+
+/*
+ * The end of the transaction's resource release, after its heavyweight
+ * locks: transaction-scope holds end here (holds.c), at commit and abort.
+ * Called for each resource owner of the transaction; only the first call
+ * finds holds to release.
+ */
+static void
+syncwf_resource_release(ResourceReleasePhase phase, bool isCommit,
+						bool isTopLevel, void *arg)
+{
+	if (phase == RESOURCE_RELEASE_AFTER_LOCKS && isTopLevel)
+		sync_holds_at_xact_end();
 }
 
 static void
@@ -215,6 +230,7 @@ _PG_init(void)
 	/* every backend (they inherit them) gets the transaction callbacks */
 	RegisterXactCallback(syncwf_xact_callback, NULL);
 	RegisterSubXactCallback(syncwf_subxact_callback, NULL);
+	RegisterResourceReleaseCallback(syncwf_resource_release, NULL);
 
 	prev_ProcessUtility_hook = ProcessUtility_hook;
 	ProcessUtility_hook = syncwf_ProcessUtility;
