@@ -299,11 +299,15 @@ sync_same_request(SyncEntry **existing, int nnames)
 	return ring == nnames;
 }
 
+/*
+ * Release what a request step holds: the partitions in 'partmask' (0:
+ * none), holders_lock, and controllers_lock if held.
+ */
 static void
-sync_keyed_unlock_all(AcquireRequest *req, bool partitions)
+sync_keyed_unlock_all(uint32 partmask)
 {
-	if (partitions)
-		sync_unlock_partitions(req->partmask);
+	if (partmask != 0)
+		sync_unlock_partitions(partmask);
 	LWLockRelease(Holders->lock);
 	if (LWLockHeldByMe(sync_controllers_lock()))
 		LWLockRelease(sync_controllers_lock());
@@ -351,7 +355,7 @@ sync_keyed_find(SyncKeyedRequest *kr, AcquireRequest *req, SyncEntry **existing,
 		if (TransactionIdIsValid(wait_for))
 		{
 			/* another transaction is creating or releasing it: wait */
-			sync_keyed_unlock_all(req, false);
+			sync_keyed_unlock_all(0);
 			XactLockTableWait(wait_for, NULL, NULL, XLTW_None);
 			continue;
 		}
@@ -359,7 +363,7 @@ sync_keyed_find(SyncKeyedRequest *kr, AcquireRequest *req, SyncEntry **existing,
 			return SYNC_KEYED_EXISTING;
 		if (nfound > 0)
 		{
-			sync_keyed_unlock_all(req, false);
+			sync_keyed_unlock_all(0);
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("holder \"%s\" already has a request that names a different set of locks",
@@ -375,7 +379,7 @@ sync_keyed_find(SyncKeyedRequest *kr, AcquireRequest *req, SyncEntry **existing,
 			? pg_atomic_read_u64(&sync_shmem->limit_generation) == req->generation
 			: !sync_limits_missing(req))
 			return SYNC_KEYED_NEW;
-		sync_keyed_unlock_all(req, true);
+		sync_keyed_unlock_all(req->partmask);
 		sync_read_limits(req);
 	}
 }
@@ -400,9 +404,7 @@ sync_keyed_report_existing(SyncKeyedRequest *kr, SyncEntry **existing,
 		sync_keyed_fill_result(existing[i], &results[i]);
 		LWLockRelease(partition);
 	}
-	LWLockRelease(Holders->lock);
-	if (LWLockHeldByMe(sync_controllers_lock()))
-		LWLockRelease(sync_controllers_lock());
+	sync_keyed_unlock_all(0);
 }
 
 /*
@@ -427,7 +429,7 @@ sync_keyed_bind(SyncKeyedRequest *kr, AcquireRequest *req, SyncEntry **first,
 		}
 	}
 	if (error != SYNC_BIND_OK)
-		sync_keyed_unlock_all(req, true);
+		sync_keyed_unlock_all(req->partmask);
 	return error;
 }
 
@@ -561,7 +563,7 @@ sync_holders_request(SyncKeyedRequest *kr, SyncKeyedResult *results)
 
 	if (!sync_keyed_place(kr, &req, first, h, xid))
 	{
-		sync_keyed_unlock_all(&req, true);
+		sync_keyed_unlock_all(req.partmask);
 		sync_discard_request(&req);
 		for (int i = 0; i < kr->nnames; i++)
 			results[i].refused = true;
@@ -569,7 +571,7 @@ sync_holders_request(SyncKeyedRequest *kr, SyncKeyedResult *results)
 	}
 	for (int i = 0; i < kr->nnames; i++)
 		sync_keyed_fill_result(req.entries[i], &results[i]);
-	sync_keyed_unlock_all(&req, true);
+	sync_keyed_unlock_all(req.partmask);
 	sync_grant_deferred();
 
 	kr->entries = req.entries;

@@ -551,26 +551,29 @@ sync_exec_delete(StatePlan which, Datum *values, const char *reason)
 	return (int) n;
 }
 
-void
-sync_state_set_admit_limit(const char *name, const char *holder, int32 limit)
+/* Set an integer column of the row of (name, holder) with 'which'. */
+static void
+sync_state_set_int(StatePlan which, const char *name, const char *holder,
+				   int32 value)
 {
 	Datum		values[3];
 
 	values[0] = CStringGetTextDatum(name);
 	values[1] = CStringGetTextDatum(holder);
-	values[2] = Int32GetDatum(limit);
-	(void) sync_exec(PLAN_SET_ADMIT, values, NULL, NULL, NULL);
+	values[2] = Int32GetDatum(value);
+	(void) sync_exec(which, values, NULL, NULL, NULL);
+}
+
+void
+sync_state_set_admit_limit(const char *name, const char *holder, int32 limit)
+{
+	sync_state_set_int(PLAN_SET_ADMIT, name, holder, limit);
 }
 
 void
 sync_state_set_priority(const char *name, const char *holder, int32 priority)
 {
-	Datum		values[3];
-
-	values[0] = CStringGetTextDatum(name);
-	values[1] = CStringGetTextDatum(holder);
-	values[2] = Int32GetDatum(priority);
-	(void) sync_exec(PLAN_SET_PRIORITY, values, NULL, NULL, NULL);
+	sync_state_set_int(PLAN_SET_PRIORITY, name, holder, priority);
 }
 
 TimestampTz
