@@ -5,3 +5,31 @@
 
 -- Each change below is also in syncwf--1.2.sql, which installs 1.2 from
 -- scratch; test/t/012_upgrade.pl checks that both give the same objects.
+
+-- Argo's controller writes sync_state itself (docs/argo.md): a row it
+-- inserts is a claim-only request, granted when it sets held = true.
+ALTER TABLE sync_state ADD COLUMN claim boolean NOT NULL DEFAULT false;
+COMMENT ON COLUMN sync_state.claim IS
+    'true: inserted by its writer (Argo''s controller) and granted only when that writer sets held = true';
+GRANT INSERT, UPDATE ON sync_state TO syncwf_admin;
+
+-- What Argo's migration creates besides the tables above: its lock table,
+-- and the record of its migration, at the last change of Argo 3.7 and 4.x,
+-- so that the migration finds nothing to do.
+CREATE TABLE sync_lock (
+    name       varchar(256) PRIMARY KEY,
+    controller varchar(64) NOT NULL,
+    time       timestamp
+);
+COMMENT ON TABLE sync_lock IS
+    'Argo''s lock table: its controllers serialize their own lock checks with it; syncwf does not use it';
+CREATE TABLE sync_schema_history (
+    schema_version integer PRIMARY KEY
+);
+INSERT INTO sync_schema_history VALUES (10);
+COMMENT ON TABLE sync_schema_history IS
+    'Argo''s record of its database-lock migration: all 11 changes are applied (syncwf''s tables stand for them)';
+REVOKE ALL ON sync_lock, sync_schema_history FROM PUBLIC;
+GRANT SELECT ON sync_lock, sync_schema_history TO PUBLIC;
+GRANT SELECT, INSERT, UPDATE, DELETE ON sync_lock TO syncwf_admin;
+GRANT SELECT, UPDATE ON sync_schema_history TO syncwf_admin;

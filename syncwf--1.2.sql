@@ -182,6 +182,7 @@ CREATE TABLE sync_state (
     request_id    bigint NOT NULL,         -- locks requested together share it
     seq           bigint NOT NULL,         -- arrival order
     admit_limit   integer,                 -- granted only while fewer hold the lock (launch plans)
+    claim         boolean NOT NULL DEFAULT false,  -- inserted by its writer (Argo), granted on its claim
     PRIMARY KEY (name, workflowkey)
 );
 -- A queue table: every request inserts a row and every release deletes one.
@@ -193,10 +194,35 @@ ALTER TABLE sync_state SET (autovacuum_vacuum_scale_factor = 0,
 COMMENT ON TABLE sync_state IS
     'Keyed holds (held) and requests (pending); DELETE a row to release it (takes effect at commit)';
 
+COMMENT ON COLUMN sync_state.claim IS
+    'true: inserted by its writer (Argo''s controller) and granted only when that writer sets held = true';
+
 REVOKE ALL ON sync_state, sync_controller FROM PUBLIC;
 GRANT SELECT ON sync_state, sync_controller TO PUBLIC;
 GRANT SELECT, DELETE, TRUNCATE ON sync_state TO syncwf_admin;
+GRANT INSERT, UPDATE ON sync_state TO syncwf_admin;
 GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE ON sync_controller TO syncwf_admin;
+
+-- What Argo's migration creates besides the tables above: its lock table,
+-- and the record of its migration, at the last change of Argo 3.7 and 4.x,
+-- so that the migration finds nothing to do (docs/argo.md).
+CREATE TABLE sync_lock (
+    name       varchar(256) PRIMARY KEY,
+    controller varchar(64) NOT NULL,
+    time       timestamp
+);
+COMMENT ON TABLE sync_lock IS
+    'Argo''s lock table: its controllers serialize their own lock checks with it; syncwf does not use it';
+CREATE TABLE sync_schema_history (
+    schema_version integer PRIMARY KEY
+);
+INSERT INTO sync_schema_history VALUES (10);
+COMMENT ON TABLE sync_schema_history IS
+    'Argo''s record of its database-lock migration: all 11 changes are applied (syncwf''s tables stand for them)';
+REVOKE ALL ON sync_lock, sync_schema_history FROM PUBLIC;
+GRANT SELECT ON sync_lock, sync_schema_history TO PUBLIC;
+GRANT SELECT, INSERT, UPDATE, DELETE ON sync_lock TO syncwf_admin;
+GRANT SELECT, UPDATE ON sync_schema_history TO syncwf_admin;
 
 CREATE FUNCTION sync_state_guard()
 RETURNS trigger

@@ -172,7 +172,9 @@ SELECT lease_expires = :'exp0' AS view_unchanged FROM sync_holders WHERE lock_na
 SELECT sync_release_holder('ns/leased') AS released;
 
 --
--- sync_state is written by syncwf only: INSERT and UPDATE are refused
+-- sync_state written by hand (docs/argo.md): an INSERT is a claim-only
+-- request (syncwf fills in what it owns), an UPDATE setting held = true its
+-- claim (40001 if it cannot be granted now); any other UPDATE is refused
 -- (0A000), even for a superuser.
 --
 CALL regress_util.expect_error($$INSERT INTO sync_state (name, workflowkey, held, priority, time, owner, request_id, seq)
@@ -182,6 +184,7 @@ CALL regress_util.expect_error($$UPDATE sync_state SET priority = 10 WHERE name 
 CALL regress_util.expect_error($$INSERT INTO sync_state SELECT * FROM sync_state$$);
 SELECT name, workflowkey, held, priority FROM sync_state ORDER BY name, workflowkey;
 SELECT lock_name, holder, priority FROM sync_waiters ORDER BY lock_name;
+SELECT sync_release('mtx/ke/x', 'ns/x');
 
 --
 -- Read-only transactions cannot change keyed holds (25006); they can look.

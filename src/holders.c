@@ -450,8 +450,11 @@ sync_keyed_place(SyncKeyedRequest *kr, AcquireRequest *req, SyncEntry *first,
 	active = (ctl < 0 || kr->controller_beating || sync_controller_active(ctl));
 	for (int i = 0; i < kr->nnames; i++)
 		req->entries[i]->admit_limit = kr->admit_limit;
+	for (int i = 0; i < kr->nnames; i++)
+		req->entries[i]->claim = kr->claim;
 	if (kr->mode == SYNC_KEYED_TRY &&
-		!(active && sync_request_grantable(first, true)))
+		!(active && (kr->claim ? sync_claim_grantable(first) :
+					 sync_request_grantable(first, true))))
 	{
 		/* refused: nothing was linked anywhere yet */
 		sync_unbind_request(req);
@@ -485,7 +488,14 @@ sync_keyed_place(SyncKeyedRequest *kr, AcquireRequest *req, SyncEntry *first,
 		else
 			sync_dormant_insert(e->lock, e);
 	}
-	if (kr->mode != SYNC_KEYED_QUEUE || (active && sync_request_grantable(first, true)))
+	if (kr->claim && kr->mode == SYNC_KEYED_TRY)
+	{
+		sync_claim_grant(first);
+		first->persisted = true;	/* its writer writes the row */
+	}
+	else if (kr->claim)
+		;						/* waits for its claim */
+	else if (kr->mode != SYNC_KEYED_QUEUE || (active && sync_request_grantable(first, true)))
 	{
 		SyncEntry  *e = first;
 

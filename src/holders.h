@@ -56,7 +56,13 @@ typedef struct SyncKeyedRequest
 								 * an existing one */
 	int32		priority;
 	const char *controller;		/* NULL: none */
+	bool		claim;			/* claim-only (a row its writer inserted):
+								 * QUEUE never grants it, TRY grants it if
+								 * sync_claim_grantable() says so */
 	int64		lease_us;		/* 0: none */
+	struct SyncStateRow *row_out;	/* non-NULL: a new request's rows are
+									 * returned here (nnames of them), not
+									 * written */
 	bool		has_queued_at;	/* false: queued now */
 	TimestampTz queued_at;
 

@@ -186,6 +186,7 @@ sync_keyed_install(List *rows, List *controllers, Oid limit_relid)
 		e->lease_us = row->lease_us;
 		e->owner = row->owner;
 		e->admit_limit = row->admit_limit;
+		e->claim = row->claim;
 		slot = slots[rowno++];
 		e->controller = slot;
 		if (slot >= 0)

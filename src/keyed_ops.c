@@ -22,6 +22,7 @@
 #include "access/xact.h"
 #include "access/xlog.h"
 #include "miscadmin.h"
+#include "storage/latch.h"
 #include "storage/lmgr.h"
 #include "utils/timestamp.h"
 
@@ -263,7 +264,11 @@ sync_keyed_request_rows(SyncKeyedRequest *kr, SyncKeyedResult *results)
 		row.request_id = (int64) kr->request_id;
 		row.seq = (int64) kr->seq;
 		row.admit_limit = kr->admit_limit;
-		sync_state_insert(&row);
+		row.claim = kr->claim;
+		if (kr->row_out != NULL)
+			kr->row_out[i] = row;	/* the caller's INSERT writes it */
+		else
+			sync_state_insert(&row);
 	}
 }
 
@@ -288,6 +293,47 @@ sync_keyed_request(SyncKeyedRequest *kr, SyncKeyedResult *results)
 		case SYNC_KEYED_REFUSED:
 			break;
 	}
+}
+
+/*
+ * The claim of (name, holder) by a writer of sync_state that sets held =
+ * true on its pending row (Argo's controller, see docs/argo.md): granted
+ * now if it may be (sync_claim_grantable()), and the grant's fields are put
+ * into *row for the writer's UPDATE; a "granted" notification goes out at
+ * commit.  While the lock has grants the worker has not written yet, the
+ * claim is retried for up to a second: those grants are what the writer
+ * could not see, and once they are in the table its next attempt reads
+ * what is true.
+ */
+SyncClaimOutcome
+sync_keyed_claim(const char *name, const char *holder, const char *controller,
+				 SyncStateRow *row)
+{
+	SyncKeyedInfo info;
+	TimestampTz granted_at = 0;
+	SyncClaimOutcome outcome;
+
+	for (int waits = 0;; waits++)
+	{
+		outcome = sync_keyed_xact_claim(name, holder, &info, &granted_at);
+		if (outcome != SYNC_CLAIM_BUSY || waits >= SYNC_CLAIM_WAITS ||
+			!sync_keyed_unwritten_grants(name))
+			break;
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 SYNC_CLAIM_WAIT_MS, sync_wait_event(SYNC_WAIT_ACQUIRE));
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
+	if (outcome == SYNC_CLAIM_GRANTED || outcome == SYNC_CLAIM_HELD)
+	{
+		row->held = true;
+		row->token = info.token;
+		row->granted_at = granted_at;
+		row->lease_expires = info.lease_expires;
+	}
+	if (outcome == SYNC_CLAIM_GRANTED)
+		sync_state_notify("granted", name, holder, info.token, controller, NULL);
+	return outcome;
 }
 
 /*-------------------------------------------------------------------------

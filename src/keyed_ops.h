@@ -11,6 +11,7 @@
 #define SYNC_KEYED_OPS_H
 
 #include "holders.h"
+#include "keyed_xact.h"
 
 /* SQLSTATE of sync_refresh() on a hold that is gone ("syncwf", class SW). */
 #define ERRCODE_SYNC_HOLD_LOST	MAKE_SQLSTATE('S','W','0','0','1')
@@ -19,6 +20,12 @@ extern bool sync_keyed_try_load(bool nowait);
 extern void sync_keyed_ensure_loaded(void);
 
 extern void sync_keyed_request(SyncKeyedRequest *kr, SyncKeyedResult *results);
+/* a busy claim is looked at again every 10 ms for a second */
+#define SYNC_CLAIM_WAIT_MS	10
+#define SYNC_CLAIM_WAITS	100
+extern SyncClaimOutcome sync_keyed_claim(const char *name, const char *holder,
+										 const char *controller,
+										 struct SyncStateRow *row);
 extern bool sync_keyed_release(const char *name, const char *holder);
 extern int	sync_keyed_release_holder(const char *holder);
 extern bool sync_keyed_force_release(const char *name, const char *holder);

@@ -39,6 +39,7 @@ typedef enum KeyedOpKind
 	KEYED_OP_RESORT,			/* a new priority for a pending request */
 	KEYED_OP_REFRESH,			/* a new lease expiry */
 	KEYED_OP_PERSISTED,			/* the worker wrote a grant to the table */
+	KEYED_OP_CLAIM,				/* a claim-only request was granted */
 	KEYED_OP_TRUNCATE,			/* sync_state was truncated */
 	KEYED_OP_FORGET,			/* a sync_controller row was deleted */
 	KEYED_OP_BEAT				/* a sync_controller row was written */
@@ -225,6 +226,106 @@ sync_keyed_xact_controller(const char *controller, bool deleted, TimestampTz at)
 	op->controller = controller ?
 		MemoryContextStrdup(TopTransactionContext, controller) : NULL;
 	op->at = at;
+}
+
+/*
+ * A writer of sync_state set held = true on the row of (name, holder): grant
+ * its entry now if sync_claim_grantable() says it may be, for this
+ * transaction (the grant is undone if it aborts).  On SYNC_CLAIM_GRANTED,
+ * *info describes the grant (info->lease_expires is set from the lease)
+ * and *granted_at says when.
+ */
+SyncClaimOutcome
+sync_keyed_xact_claim(const char *name, const char *holder,
+					  SyncKeyedInfo *info, TimestampTz *granted_at)
+{
+	SyncClaimOutcome outcome = SYNC_CLAIM_MISSING;
+	SyncEntry  *e;
+	KeyedOp    *op;
+
+	memset(info, 0, sizeof(SyncKeyedInfo));
+	/* allocated first: once granted, nothing may fail before it is recorded */
+	op = sync_keyed_new_op(KEYED_OP_CLAIM);
+	LWLockAcquire(sync_holders_lock(), LW_SHARED);
+	e = sync_holder_entry(sync_holder_lookup(holder, false), name);
+	if (e != NULL && TransactionIdIsValid(e->created_xid) &&
+		!TransactionIdIsCurrentTransactionId(e->created_xid))
+		e = NULL;
+	if (e != NULL)
+	{
+		LWLock	   *partition = sync_partition_lock(e->lock->hashcode);
+
+		LWLockAcquire(partition, LW_EXCLUSIVE);
+		if (e->state == SYNC_ENTRY_HELD)
+			outcome = SYNC_CLAIM_HELD;
+		else if (TransactionIdIsValid(e->release_xid) || !sync_claim_grantable(e))
+			outcome = SYNC_CLAIM_BUSY;
+		else
+		{
+			sync_claim_grant(e);
+			if (e->lease_us > 0)
+				e->lease_expires = e->since + e->lease_us;
+			e->persisted = true;	/* the claiming UPDATE writes it */
+			outcome = SYNC_CLAIM_GRANTED;
+			op->entry = e;
+			op->request_id = e->request_id;
+			op->token = e->token;
+		}
+		if (outcome != SYNC_CLAIM_BUSY)
+		{
+			*granted_at = e->since;
+			info->found = true;
+			info->state = e->state;
+			info->token = (int64) e->token;
+			info->owner = e->owner;
+			info->lease_us = e->lease_us;
+			info->lease_expires = e->lease_expires;
+			info->request_id = e->request_id;
+			info->nlocks = e->nlocks;
+			info->controller = e->controller;
+			info->entry = e;
+		}
+		LWLockRelease(partition);
+	}
+	LWLockRelease(sync_holders_lock());
+
+	if (outcome == SYNC_CLAIM_GRANTED && info->lease_expires != 0)
+		sync_lease_scheduled(info->lease_expires);
+	return outcome;
+}
+
+/*
+ * Has the lock 'name' a keyed grant that sync_state does not show yet (the
+ * worker writes it in a moment)?
+ */
+bool
+sync_keyed_unwritten_grants(const char *name)
+{
+	SyncLockTag tag;
+	uint32		hashcode;
+	LWLock	   *partition;
+	SyncLock   *lock;
+	bool		unwritten = false;
+
+	sync_make_tag(&tag, MyDatabaseId, name);
+	hashcode = sync_tag_hash(&tag);
+	partition = sync_partition_lock(hashcode);
+	LWLockAcquire(partition, LW_SHARED);
+	lock = sync_lock_lookup(&tag, hashcode);
+	if (lock != NULL)
+	{
+		dlist_iter	iter;
+
+		dlist_foreach(iter, &lock->holders)
+		{
+			SyncEntry  *e = dlist_container(SyncEntry, lock_link, iter.cur);
+
+			if (e->scope == SYNC_SCOPE_KEYED && !e->persisted)
+				unwritten = true;
+		}
+	}
+	LWLockRelease(partition);
+	return unwritten;
 }
 
 bool
@@ -440,6 +541,8 @@ sync_keyed_xact_at_commit(void)
 			case KEYED_OP_PERSISTED:
 				sync_apply_entry_update(op);
 				break;
+			case KEYED_OP_CLAIM:
+				break;			/* granted already */
 			case KEYED_OP_TRUNCATE:
 				sync_apply_truncate(op);
 				break;
@@ -458,11 +561,35 @@ sync_keyed_xact_at_commit(void)
 	sync_keyed_forget_all();
 }
 
-/* Undo one operation: a release that will not happen. */
+/*
+ * Undo one operation: a release that will not happen, or a claim that
+ * takes its slot back.
+ */
 static void
 sync_undo_op(KeyedOp *op)
 {
-	if (op->kind == KEYED_OP_RELEASE)
+	if (op->kind == KEYED_OP_CLAIM)
+	{
+		SyncEntry  *e = op->entry;
+
+		if (e == NULL)
+			return;				/* nothing was granted */
+		LWLockAcquire(sync_holders_lock(), LW_SHARED);
+		if (sync_keyed_entry_is(e, op->request_id))
+		{
+			LWLock	   *partition = sync_partition_lock(e->lock->hashcode);
+
+			LWLockAcquire(partition, LW_EXCLUSIVE);
+			if (e->state == SYNC_ENTRY_HELD && e->token == op->token)
+			{
+				e->persisted = false;
+				sync_claim_undo(e);
+			}
+			LWLockRelease(partition);
+		}
+		LWLockRelease(sync_holders_lock());
+	}
+	else if (op->kind == KEYED_OP_RELEASE)
 	{
 		SyncEntry  *e = op->entry;
 

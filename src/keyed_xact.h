@@ -22,6 +22,20 @@ extern bool sync_keyed_xact_priority(uint64 request_id, int32 *priority);
 extern void sync_keyed_xact_truncated(void);
 extern void sync_keyed_xact_refresh(SyncEntry *entry, uint64 request_id,
 									int64 lease_us, TimestampTz expires);
+/* What a claim of a keyed entry found (sync_keyed_xact_claim). */
+typedef enum SyncClaimOutcome
+{
+	SYNC_CLAIM_GRANTED,			/* granted now, for this transaction */
+	SYNC_CLAIM_HELD,			/* held already */
+	SYNC_CLAIM_BUSY,			/* cannot be granted now */
+	SYNC_CLAIM_MISSING			/* no such entry */
+} SyncClaimOutcome;
+
+extern SyncClaimOutcome sync_keyed_xact_claim(const char *name,
+											  const char *holder,
+											  SyncKeyedInfo *info,
+											  TimestampTz *granted_at);
+extern bool sync_keyed_unwritten_grants(const char *name);
 extern void sync_keyed_xact_persisted(SyncEntry *entry, uint64 request_id,
 									  uint64 token);
 extern void sync_keyed_xact_controller(const char *controller, bool deleted,

@@ -413,6 +413,7 @@ sync_entry_alloc(void)
 		entry->controller = -1;
 		entry->admit_limit = -1;
 		entry->persisted = false;
+		entry->claim = false;
 	}
 	return entry;
 }

@@ -132,6 +132,10 @@ typedef struct SyncEntry
 	int32		admit_limit;	/* granted only while fewer hold the lock;
 								 * -1: the lock's limit alone */
 	bool		persisted;		/* held, and sync_state says so */
+	bool		claim;			/* granted only when its writer claims it
+								 * (UPDATE sync_state SET held = true, as
+								 * Argo's controller does): the grant pass
+								 * stops at it; see sync_claim_grantable() */
 } SyncEntry;
 
 /*

@@ -30,6 +30,7 @@ typedef struct SyncStateRow
 	int64		request_id;
 	int64		seq;
 	int32		admit_limit;	/* -1: none */
+	bool		claim;			/* granted only when its writer claims it */
 	int32		limit;			/* read: semaphore's sizelimit, -1 if none */
 } SyncStateRow;
 

@@ -98,6 +98,7 @@ typedef enum StateColumn
 	COL_REQUEST_ID,
 	COL_SEQ,
 	COL_ADMIT_LIMIT,
+	COL_CLAIM,					/* from version 1.2 on */
 	SYNC_STATE_NCOLS
 } StateColumn;
 
@@ -321,7 +322,7 @@ sync_interval_datum(int64 us)
 static const char *const state_columns[SYNC_STATE_NCOLS] = {
 	"name", "workflowkey", "controller", "held", "priority", "time", "token",
 	"granted_at", "lease", "lease_expires", "owner", "request_id", "seq",
-	"admit_limit"
+	"admit_limit", "claim"
 };
 
 /*
@@ -341,7 +342,7 @@ sync_state_layout(Relation rel)
 	for (int c = 0; c < SYNC_STATE_NCOLS; c++)
 	{
 		state_attnums[c] = get_attnum(RelationGetRelid(rel), state_columns[c]);
-		if (state_attnums[c] == InvalidAttrNumber)
+		if (state_attnums[c] == InvalidAttrNumber && c != COL_CLAIM)
 			elog(ERROR, "column \"%s\" of sync_state is missing", state_columns[c]);
 	}
 	pkey = sync_primary_key_index(rel);
@@ -380,6 +381,8 @@ sync_state_insert_row(Datum *values, bool *isnull)
 	}
 	for (int c = 0; c < SYNC_STATE_NCOLS; c++)
 	{
+		if (state_attnums[c] == InvalidAttrNumber)
+			continue;			/* claim, before version 1.2 */
 		slot->tts_values[state_attnums[c] - 1] = values[c];
 		slot->tts_isnull[state_attnums[c] - 1] = isnull[c];
 	}
@@ -520,6 +523,7 @@ sync_state_insert(SyncStateRow *row)
 	values[COL_SEQ] = Int64GetDatum(row->seq);
 	values[COL_ADMIT_LIMIT] = Int32GetDatum(row->admit_limit);
 	isnull[COL_ADMIT_LIMIT] = row->admit_limit < 0;
+	values[COL_CLAIM] = BoolGetDatum(row->claim);
 	sync_state_insert_row(values, isnull);
 }
 
@@ -725,10 +729,12 @@ sync_state_read_all(List **controllers)
 
 	sql = psprintf("SELECT s.name, s.workflowkey, s.controller, s.held, s.priority, s.time, "
 				   "s.token, s.granted_at, s.lease, s.lease_expires, s.owner::pg_catalog.oid, "
-				   "s.request_id, s.seq, l.sizelimit, s.admit_limit "
+				   "s.request_id, s.seq, l.sizelimit, s.admit_limit, %s "
 				   "FROM %s s LEFT JOIN %s l ON l.name OPERATOR(pg_catalog.=) "
 				   "pg_catalog.substr(s.name, 5) AND s.name OPERATOR(pg_catalog.~~) 'sem/%%' "
-				   "ORDER BY s.held DESC, s.priority DESC, s.time, s.seq", state, limits);
+				   "ORDER BY s.held DESC, s.priority DESC, s.time, s.seq",
+				   get_attnum(t->state, "claim") != InvalidAttrNumber ? "s.claim" : "false",
+				   state, limits);
 	rc = SPI_execute_snapshot(SPI_prepare(sql, 0, NULL), NULL, NULL, snapshot,
 							  InvalidSnapshot, true, false, 0);
 	if (rc != SPI_OK_SELECT)
@@ -763,6 +769,7 @@ sync_state_read_all(List **controllers)
 		row->limit = isnull ? -1 : DatumGetInt32(d);
 		d = SPI_getbinval(tup, desc, 15, &isnull);
 		row->admit_limit = isnull ? -1 : DatumGetInt32(d);
+		row->claim = DatumGetBool(SPI_getbinval(tup, desc, 16, &isnull));
 		rows = lappend(rows, row);
 		MemoryContextSwitchTo(old);
 	}

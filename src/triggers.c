@@ -5,7 +5,9 @@
  *		means for the engine, so that plain SQL on the tables behaves like
  *		the API.
  *
- *	sync_state       INSERT/UPDATE only by syncwf itself (the guard); a
+ *	sync_state       an INSERT by anyone but syncwf is a claim-only keyed
+ *	                 request, and an UPDATE setting held = true its claim
+ *	                 (Argo's controller writes so: docs/argo.md); a
  *	                 DELETE releases (or withdraws) at commit and hands the
  *	                 slot on, a TRUNCATE does so for every row
  *	sync_controller  INSERT and UPDATE are heartbeats, stamped with the
@@ -28,11 +30,16 @@
 #include "commands/trigger.h"
 #include "executor/spi.h"
 #include "fmgr.h"
+#include "miscadmin.h"
+#include "storage/latch.h"
 #include "utils/builtins.h"
+#include "utils/datum.h"
 #include "utils/rel.h"
 #include "utils/timestamp.h"
 
+#include "compat.h"
 #include "guc.h"
+#include "names.h"
 #include "keyed_ops.h"
 #include "keyed_xact.h"
 #include "launch_rows.h"
@@ -56,23 +63,270 @@ sync_tuple_text(HeapTuple tuple, TupleDesc desc, const char *column)
 	return SPI_getvalue(tuple, desc, SPI_fnumber(desc, column));
 }
 
+/* A column of a sync_state row, by name; NULL when absent. */
+static Datum
+sync_state_column(Relation rel, HeapTuple tuple, const char *column, bool *isnull)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	int			attnum = SPI_fnumber(desc, column);
+
+	if (attnum <= 0)
+	{
+		*isnull = true;
+		return (Datum) 0;
+	}
+	return heap_getattr(tuple, attnum, desc, isnull);
+}
+
+static char *
+sync_state_text(Relation rel, HeapTuple tuple, const char *column)
+{
+	bool		isnull;
+	Datum		d = sync_state_column(rel, tuple, column, &isnull);
+
+	return isnull ? NULL : TextDatumGetCString(d);
+}
+
 /*
- * BEFORE INSERT OR UPDATE on sync_state: only syncwf writes rows; people
- * release by deleting them.
+ * The row 'tuple' with the columns syncwf owns set from 'row': all of them
+ * for a new row (all = true), those of the grant for a claimed one.
+ */
+static HeapTuple
+sync_state_fill(Relation rel, HeapTuple tuple, const SyncStateRow *row, bool all)
+{
+	static const char *const columns[] = {
+		"held", "token", "granted_at", "lease_expires",
+		/* a new row's only */
+		"priority", "time", "lease", "owner", "request_id", "seq",
+		"admit_limit", "claim"
+	};
+	TupleDesc	desc = RelationGetDescr(rel);
+	int			ncols = all ? lengthof(columns) : 4;
+	int			cols[lengthof(columns)];
+	Datum		values[lengthof(columns)];
+	bool		isnull[lengthof(columns)];
+
+	memset(isnull, 0, sizeof(isnull));
+	values[0] = BoolGetDatum(row->held);
+	values[1] = Int64GetDatum(row->token);
+	values[2] = TimestampTzGetDatum(row->granted_at);
+	isnull[1] = isnull[2] = !row->held;
+	values[3] = TimestampTzGetDatum(row->lease_expires);
+	isnull[3] = (row->lease_expires == 0);
+	values[4] = Int32GetDatum(row->priority);
+	values[5] = TimestampTzGetDatum(row->queued_at);
+	values[6] = (Datum) 0;
+	isnull[6] = true;			/* no lease: Argo has none */
+	values[7] = ObjectIdGetDatum(row->owner);
+	values[8] = Int64GetDatum(row->request_id);
+	values[9] = Int64GetDatum(row->seq);
+	values[10] = Int32GetDatum(row->admit_limit);
+	isnull[10] = (row->admit_limit < 0);
+	values[11] = BoolGetDatum(row->claim);
+	for (int i = 0; i < ncols; i++)
+	{
+		cols[i] = SPI_fnumber(desc, columns[i]);
+		if (cols[i] <= 0)
+			elog(ERROR, "column \"%s\" of sync_state is missing", columns[i]);
+	}
+	return heap_modify_tuple_by_cols(tuple, desc, ncols, cols, values, isnull);
+}
+
+/* A claim that cannot be granted now: the writer is to retry. */
+static void
+sync_claim_refused(const char *name, const char *holder)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+			 errmsg("serialization failure: syncwf cannot grant lock \"%s\" to \"%s\" now",
+					name, holder),
+			 errdetail("The lock has no free slot for it, or a request made through syncwf's functions is ahead of it in the queue."),
+			 errhint("Retry the transaction, as after any serialization failure.")));
+}
+
+/*
+ * INSERT by someone other than syncwf: a keyed request for (name,
+ * workflowkey) with the row's controller, priority and time, claim-only:
+ * held = false queues it until its writer claims it, held = true grants it
+ * now or not at all.
+ */
+static HeapTuple
+sync_state_foreign_insert(Relation rel, HeapTuple tuple)
+{
+	SyncKeyedRequest kr;
+	SyncKeyedResult result;
+	SyncStateRow row;
+	char	   *name = sync_state_text(rel, tuple, "name");
+	bool		isnull;
+	Datum		d;
+
+	memset(&kr, 0, sizeof(kr));
+	memset(&result, 0, sizeof(result));
+	memset(&row, 0, sizeof(row));
+	kr.holder = sync_state_text(rel, tuple, "workflowkey");
+	if (name == NULL || kr.holder == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_NOT_NULL_VIOLATION),
+				 errmsg("null value in column \"%s\" of relation \"sync_state\"",
+						name == NULL ? "name" : "workflowkey")));
+	(void) sync_parse_lock_name(name);
+	if (sync_lock_is_launch_plan(name))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("lock \"%s\" belongs to launch plans", name),
+				 errhint("Create executions with sync_execution_create().")));
+	sync_check_key(kr.holder, "holder");
+	kr.controller = sync_state_text(rel, tuple, "controller");
+	if (kr.controller)
+		sync_check_key(kr.controller, "controller");
+	d = sync_state_column(rel, tuple, "held", &isnull);
+	kr.mode = (!isnull && DatumGetBool(d)) ? SYNC_KEYED_TRY : SYNC_KEYED_QUEUE;
+	d = sync_state_column(rel, tuple, "priority", &isnull);
+	kr.has_priority = true;
+	kr.priority = isnull ? 0 : DatumGetInt32(d);
+	d = sync_state_column(rel, tuple, "time", &isnull);
+	kr.has_queued_at = !isnull;
+	kr.queued_at = isnull ? 0 : DatumGetTimestampTz(d);
+	if (kr.has_queued_at && TIMESTAMP_NOT_FINITE(kr.queued_at))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("time of a sync_state row must be a finite time"),
+				 errhint("Write the workflow's creation time, or NULL for now.")));
+	kr.names = &name;
+	kr.nnames = 1;
+	kr.admit_limit = -1;
+	kr.claim = true;
+	kr.row_out = &row;
+
+	for (int waits = 0;; waits++)
+	{
+		sync_keyed_request(&kr, &result);
+		if (!result.refused)
+			break;
+		if (waits >= SYNC_CLAIM_WAITS || !sync_keyed_unwritten_grants(name))
+			sync_claim_refused(name, kr.holder);
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 SYNC_CLAIM_WAIT_MS, sync_wait_event(SYNC_WAIT_ACQUIRE));
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
+	if (row.name == NULL)
+	{
+		/* the holder has an entry for this lock already */
+		ereport(ERROR,
+				(errcode(ERRCODE_UNIQUE_VIOLATION),
+				 errmsg("duplicate key value violates unique constraint \"sync_state_pkey\""),
+				 errdetail("Key (name, workflowkey)=(%s, %s) already exists.", name, kr.holder),
+				 errhint("A holder key has one entry per lock, whichever controller wrote it.")));
+	}
+	if (result.held)
+		sync_state_notify("granted", name, kr.holder, result.token, kr.controller, NULL);
+	return sync_state_fill(rel, tuple, &row, true);
+}
+
+/*
+ * UPDATE by someone other than syncwf: only setting held = true on a
+ * pending row, nothing else changed, which is its claim.
+ */
+static HeapTuple
+sync_state_foreign_update(Relation rel, HeapTuple oldtup, HeapTuple newtup)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	int			held_col = SPI_fnumber(desc, "held");
+	bool		was_held = false,
+				now_held = false;
+	SyncStateRow row;
+	char	   *name,
+			   *holder;
+
+	for (int i = 1; i <= desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i - 1);
+		bool		oldnull,
+					newnull;
+		Datum		oldval,
+					newval;
+
+		if (att->attisdropped)
+			continue;
+		oldval = heap_getattr(oldtup, i, desc, &oldnull);
+		newval = heap_getattr(newtup, i, desc, &newnull);
+		if (i == held_col)
+		{
+			was_held = !oldnull && DatumGetBool(oldval);
+			now_held = !newnull && DatumGetBool(newval);
+			continue;
+		}
+		if (oldnull != newnull ||
+			(!oldnull && !datumIsEqual(oldval, newval, att->attbyval, att->attlen)))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("column \"%s\" of sync_state is written by syncwf only",
+							NameStr(att->attname)),
+					 errhint("An UPDATE may only set held = true on a pending row, to claim it; use the functions, or DELETE a row to release it.")));
+	}
+	if (was_held == now_held)
+		return newtup;
+	if (was_held)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("a held row of sync_state cannot be set back to pending"),
+				 errhint("DELETE the row (or call sync_release()) to release it.")));
+
+	name = sync_state_text(rel, oldtup, "name");
+	holder = sync_state_text(rel, oldtup, "workflowkey");
+	memset(&row, 0, sizeof(row));
+	switch (sync_keyed_claim(name, holder, sync_state_text(rel, oldtup, "controller"), &row))
+	{
+		case SYNC_CLAIM_GRANTED:
+		case SYNC_CLAIM_HELD:
+			break;
+		case SYNC_CLAIM_BUSY:
+			sync_claim_refused(name, holder);
+			break;
+		case SYNC_CLAIM_MISSING:
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("lock \"%s\" has no request of holder \"%s\" to claim", name, holder)));
+	}
+	return sync_state_fill(rel, newtup, &row, false);
+}
+
+/*
+ * BEFORE INSERT OR UPDATE (row) on sync_state.  syncwf's own writes pass.
+ * Anyone else's, as Argo's controller writes them (docs/argo.md), is a
+ * request or a claim: see sync_state_foreign_insert() and
+ * sync_state_foreign_update().  A claim that cannot be granted now is a
+ * serialization failure (40001), which Argo retries.
  */
 PG_FUNCTION_INFO_V1(sync_state_guard);
 Datum
 sync_state_guard(PG_FUNCTION_ARGS)
 {
 	TriggerData *trigdata = sync_trigger_data(fcinfo, "sync_state_guard");
+	Relation	rel = trigdata->tg_relation;
+	bool		update = TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event);
 
-	if (!sync_state_writing())
+	if (sync_state_writing())
+		return PointerGetDatum(update ? trigdata->tg_newtuple : trigdata->tg_trigtuple);
+
+	sync_require_shmem();
+	if (!sync_keyed_database())
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("rows of sync_state are written by syncwf only"),
-				 errhint("Use sync_request() to request a lock; DELETE a row (or call sync_release()) to release it.")));
-	return PointerGetDatum(TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event) ?
-						   trigdata->tg_newtuple : trigdata->tg_trigtuple);
+				 errmsg("keyed holds are kept in database \"%s\", not in this one",
+						sync_database),
+				 errhint("Write sync_state in the database that syncwf.database names.")));
+	if (SPI_fnumber(RelationGetDescr(rel), "claim") <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("rows of sync_state are written by syncwf only in this version of the extension"),
+				 errhint("ALTER EXTENSION syncwf UPDATE, then write rows as Argo does; or use sync_request().")));
+	sync_keyed_ensure_loaded();
+	if (update)
+		return PointerGetDatum(sync_state_foreign_update(rel, trigdata->tg_trigtuple,
+														 trigdata->tg_newtuple));
+	return PointerGetDatum(sync_state_foreign_insert(rel, trigdata->tg_trigtuple));
 }
 
 /*

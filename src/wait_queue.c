@@ -401,6 +401,9 @@ sync_grant_waiters(SyncLock *lock)
 		/* ... if they carry a limit of their own; the others keep order */
 		if (passing && front->admit_limit < 0)
 			break;
+		/* a claim-only request at the front waits for its claim */
+		if (front->claim)
+			break;
 		if (front->nlocks > 1)
 		{
 			sync_defer_request(front);
@@ -408,6 +411,87 @@ sync_grant_waiters(SyncLock *lock)
 		}
 		sync_request_grant(front, false);
 	}
+}
+
+/*
+ * May keyed entry 'e' (pending, dormant, or not queued yet) be granted now
+ * by a claim, that is, by its writer setting held = true in sync_state
+ * (Argo's controller)?  Only a request for one lock can be claimed; the
+ * lock must have a slot for it; and every waiter ahead of it must be
+ * claim-only too.  The writer has decided the order among claim-only
+ * requests itself (Argo lets the first of its queue in, by priority and
+ * creation time, and its queue leaves out inactive controllers and rows
+ * without one), so they need not agree with ours; requests made through
+ * the functions keep their places ahead of it.  Caller holds the
+ * partition.
+ */
+bool
+sync_claim_grantable(SyncEntry *e)
+{
+	SyncLock   *lock = e->lock;
+	dlist_iter	iter;
+
+	Assert(sync_partition_held(lock->hashcode, false));
+	if (e->nlocks != 1 || lock->nheld >= sync_entry_slots(e))
+		return false;
+	dlist_foreach(iter, &lock->waiters)
+	{
+		SyncEntry  *w = dlist_container(SyncEntry, lock_link, iter.cur);
+
+		if (w == e || !sync_entry_precedes(w, e))
+			break;
+		if (!w->claim)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Grant keyed entry 'e' on its claim (sync_claim_grantable() said yes).  Its
+ * writer writes the row, so the grant hook is not called.  Caller holds the
+ * partition exclusively.
+ */
+void
+sync_claim_grant(SyncEntry *e)
+{
+	SyncLock   *lock = e->lock;
+
+	Assert(sync_partition_held(lock->hashcode, true));
+	Assert(e->scope == SYNC_SCOPE_KEYED && sync_claim_grantable(e));
+	if (e->state == SYNC_ENTRY_PENDING)
+		lock->nwaiting--;
+	else if (e->state == SYNC_ENTRY_DORMANT)
+		lock->ndormant--;
+	if (e->state == SYNC_ENTRY_PENDING || e->state == SYNC_ENTRY_DORMANT)
+		dlist_delete_thoroughly(&e->lock_link);
+	Assert(dlist_node_is_detached(&e->lock_link));
+	e->state = SYNC_ENTRY_HELD;
+	e->token = sync_next_token();
+	e->since = GetCurrentTimestamp();
+	dlist_push_tail(&lock->holders, &e->lock_link);
+	lock->nheld++;
+}
+
+/*
+ * Undo sync_claim_grant() when the claiming transaction aborts: the entry
+ * goes back to its place in the queue, and the slot to whoever may have it
+ * now.  Caller holds the partition exclusively.
+ */
+void
+sync_claim_undo(SyncEntry *e)
+{
+	SyncLock   *lock = e->lock;
+
+	Assert(sync_partition_held(lock->hashcode, true));
+	Assert(e->state == SYNC_ENTRY_HELD && lock->nheld > 0);
+	dlist_delete_thoroughly(&e->lock_link);
+	lock->nheld--;
+	e->token = 0;
+	e->since = e->queued_at;
+	e->lease_expires = 0;
+	e->state = SYNC_ENTRY_PENDING;	/* sync_queue_insert() links it */
+	sync_queue_insert(lock, e);
+	sync_grant_waiters(lock);
 }
 
 /*

@@ -18,6 +18,9 @@ extern int	sync_lock_slots(SyncLock *lock);
 extern bool sync_request_grantable(SyncEntry *entry, bool respect_queue);
 extern void sync_request_grant(SyncEntry *entry, bool forced);
 extern void sync_grant_waiters(SyncLock *lock);
+extern bool sync_claim_grantable(SyncEntry *e);
+extern void sync_claim_grant(SyncEntry *e);
+extern void sync_claim_undo(SyncEntry *e);
 extern void sync_grant_waiters_of(const char *name);
 extern void sync_grant_deferred(void);
 

@@ -10,7 +10,7 @@
 -- temporary sync_state, a failing = and clock_timestamp() ahead of
 -- pg_catalog) does not reach syncwf's own statements.
 BEGIN;
-SELECT plan(112);
+SELECT plan(115);
 
 CREATE ROLE tap_kp_user NOLOGIN;            -- an ordinary role
 CREATE ROLE tap_kp_other NOLOGIN;           -- another ordinary role
@@ -24,12 +24,12 @@ SELECT table_privs_are(t, 'public', ARRAY['SELECT'],
 SELECT table_privs_are(t, 'tap_kp_user', ARRAY['SELECT'],
                        format('an ordinary role may only SELECT %s', t))
   FROM (VALUES ('sync_state'), ('sync_controller'), ('sync_limit')) AS x(t);
-SELECT table_privs_are('sync_state', 'syncwf_admin', ARRAY['DELETE', 'SELECT', 'TRUNCATE'],
-    'syncwf_admin may SELECT, DELETE and TRUNCATE sync_state (rows are written by syncwf only)');
+SELECT table_privs_are('sync_state', 'syncwf_admin', ARRAY['DELETE', 'INSERT', 'SELECT', 'TRUNCATE', 'UPDATE'],
+    'syncwf_admin may SELECT, INSERT, UPDATE, DELETE and TRUNCATE sync_state (writes as Argo makes them: docs/argo.md)');
 SELECT table_privs_are('sync_controller', 'syncwf_admin',
     ARRAY['DELETE', 'INSERT', 'SELECT', 'TRUNCATE', 'UPDATE'],
     'syncwf_admin may SELECT, INSERT, UPDATE, DELETE and TRUNCATE sync_controller');
-SELECT table_privs_are('sync_state', 'tap_kp_admin', ARRAY['DELETE', 'SELECT', 'TRUNCATE'],
+SELECT table_privs_are('sync_state', 'tap_kp_admin', ARRAY['DELETE', 'INSERT', 'SELECT', 'TRUNCATE', 'UPDATE'],
     'a member of syncwf_admin inherits its privileges on sync_state');
 
 SELECT function_privs_are(f, a, 'public', ARRAY['EXECUTE'],
@@ -287,13 +287,21 @@ SELECT lives_ok($$UPDATE sync_controller SET time = now() WHERE controller = 'ta
                 'syncwf_admin member: UPDATE sync_controller');
 SELECT lives_ok($$DELETE FROM sync_controller WHERE controller = 'tap_kp/ctl3'$$,
                 'syncwf_admin member: DELETE FROM sync_controller');
--- rows of sync_state are written by syncwf only, whoever asks
-SELECT throws_ok(
+-- a row written by hand is a claim-only request (docs/argo.md): syncwf fills
+-- in the columns it owns, whatever the writer put there
+SELECT lives_ok(
     $$INSERT INTO sync_state (name, workflowkey, held, priority, time, owner, request_id, seq)
-      VALUES ('mtx/tap_kp/x', 'tap_kp/forged', true, 0, now(), current_user::regrole, 1, 1)$$,
-    '42501', NULL, 'syncwf_admin member: INSERT INTO sync_state is denied (42501)');
-SELECT throws_ok($$UPDATE sync_state SET priority = 9 WHERE workflowkey = 'tap_kp/other1'$$, '42501', NULL,
-                 'syncwf_admin member: UPDATE sync_state is denied (42501)');
+      VALUES ('mtx/tap_kp/x', 'tap_kp/forged', true, 0, now(), 'postgres'::regrole, 1, 1)$$,
+    'syncwf_admin member: INSERT INTO sync_state of a held row is a request, granted now');
+SELECT results_eq(
+    $$SELECT owner::text, request_id <> 1, claim, token IS NOT NULL FROM sync_state WHERE workflowkey = 'tap_kp/forged'$$,
+    $$VALUES ('tap_kp_admin'::text, true, true, true)$$,
+    'syncwf_admin member: the inserted row names its writer as owner, with syncwf''s own request id and token');
+SELECT is(sync_is_held('mtx/tap_kp/x', 'tap_kp/forged'), true, 'syncwf_admin member: the inserted row is held');
+SELECT lives_ok($$DELETE FROM sync_state WHERE workflowkey = 'tap_kp/forged'$$,
+                'syncwf_admin member: DELETE of the inserted row releases it');
+SELECT throws_ok($$UPDATE sync_state SET priority = 9 WHERE workflowkey = 'tap_kp/other1'$$, '0A000', NULL,
+                 'syncwf_admin member: UPDATE of a column other than held is refused (0A000)');
 SAVEPOINT truncate_state;
 SELECT lives_ok($$TRUNCATE sync_state$$, 'syncwf_admin member: TRUNCATE sync_state');
 SELECT is_empty($$SELECT * FROM sync_state$$, 'syncwf_admin member: the TRUNCATE emptied sync_state');
@@ -302,13 +310,14 @@ SELECT is(sync_is_held('mtx/tap_kp/d', 'tap_kp/other1'), true,
           'the TRUNCATE rolled back to its savepoint released nothing');
 RESET ROLE;
 
--- Even the table owner cannot write rows of sync_state by hand (0A000).
+-- Even the table owner cannot change what syncwf owns (0A000), nor insert
+-- a row for an invalid lock (22023).
 SELECT throws_ok(
     $$INSERT INTO sync_state (name, workflowkey, held, priority, time, owner, request_id, seq)
-      VALUES ('mtx/tap_kp/x', 'tap_kp/forged', true, 0, now(), current_user::regrole, 1, 1)$$,
-    '0A000', NULL, 'the owner: INSERT INTO sync_state is refused (0A000)');
+      VALUES ('xyz/tap_kp/x', 'tap_kp/forged', true, 0, now(), current_user::regrole, 1, 1)$$,
+    '22023', NULL, 'the owner: INSERT INTO sync_state of an invalid lock name is refused (22023)');
 SELECT throws_ok($$UPDATE sync_state SET priority = 9 WHERE workflowkey = 'tap_kp/other1'$$, '0A000', NULL,
-                 'the owner: UPDATE sync_state is refused (0A000)');
+                 'the owner: UPDATE sync_state of a column other than held is refused (0A000)');
 
 -- A hostile search_path changes nothing ------------------------------------------
 -- syncwf's own statements name their tables, functions and operators with

@@ -33,7 +33,7 @@ $$;
 DELETE FROM sync_controller WHERE controller = 'tap_kc/ctl';   -- inactive at commit
 
 BEGIN;
-SELECT plan(221);
+SELECT plan(222);
 
 -- What sync_request returned, by tag.
 CREATE TEMP TABLE tap_kc_r (tag text PRIMARY KEY, status text, token bigint, queue_position integer);
@@ -46,8 +46,8 @@ SELECT is(
     (SELECT array_agg(attname::text ORDER BY attnum) FROM pg_catalog.pg_attribute
       WHERE attrelid = 'sync_state'::regclass AND attnum > 0 AND NOT attisdropped),
     ARRAY['name', 'workflowkey', 'controller', 'held', 'priority', 'time', 'token',
-          'granted_at', 'lease', 'lease_expires', 'owner', 'request_id', 'seq', 'admit_limit'],
-    'sync_state columns are (name, workflowkey, controller, held, priority, time, token, granted_at, lease, lease_expires, owner, request_id, seq, admit_limit)');
+          'granted_at', 'lease', 'lease_expires', 'owner', 'request_id', 'seq', 'admit_limit', 'claim'],
+    'sync_state columns are (name, workflowkey, controller, held, priority, time, token, granted_at, lease, lease_expires, owner, request_id, seq, admit_limit, claim)');
 SELECT col_type_is('sync_state', c, t, format('sync_state.%s is %s', c, t))
   FROM (VALUES
     ('name',          'text'),
@@ -447,13 +447,17 @@ SELECT ok((SELECT at FROM tap_kc_stamp WHERE n = 2) BETWEEN (SELECT at FROM tap_
           'UPDATE sync_controller stores the server clock, not the time written');
 
 -- Manual edits of sync_state ------------------------------------------------------------------
+-- (docs/argo.md: an INSERT is a claim-only request, an UPDATE setting held
+-- = true its claim, granted only if syncwf may grant it now)
 SELECT throws_ok(
     $$INSERT INTO sync_state (name, workflowkey, held, priority, time, owner, request_id, seq)
-      VALUES ('mtx/tap_kc/forged', 'tap_kc/forged', true, 0, now(), current_user::regrole, 1, 1)$$,
-    '0A000', 'rows of sync_state are written by syncwf only',
-    'INSERT INTO sync_state by hand raises 0A000');
-SELECT throws_ok($$UPDATE sync_state SET held = true WHERE workflowkey = 'tap_kc/h2'$$, '0A000', NULL,
-                 'UPDATE sync_state by hand raises 0A000');
+      VALUES ('mtx/tap_kc/a', 'tap_kc/forged', true, 0, now(), current_user::regrole, 1, 1)$$,
+    '40001', NULL,
+    'INSERT INTO sync_state of a held row for a held mutex raises 40001');
+SELECT throws_ok($$UPDATE sync_state SET held = true WHERE workflowkey = 'tap_kc/h2'$$, '40001', NULL,
+                 'UPDATE sync_state SET held = true behind a held mutex raises 40001');
+SELECT throws_ok($$UPDATE sync_state SET priority = 3 WHERE workflowkey = 'tap_kc/h2'$$, '0A000', NULL,
+                 'UPDATE sync_state of another column raises 0A000');
 SELECT is(sync_is_held('mtx/tap_kc/a', 'tap_kc/h2'), false, 'the refused UPDATE granted nothing');
 SELECT lives_ok($$DELETE FROM sync_state WHERE workflowkey = 'tap_kc/h4'$$,
                 'DELETE FROM sync_state of a pending row');
