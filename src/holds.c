@@ -18,8 +18,8 @@
  * functions here.  Locking: the local hash is backend-local; shared
  * entries are touched under their partition locks (lock_table.c).
  *
- * Layer 5: calls layers 0-4 (names.c, tables.c, lock_table.c,
- * wait_queue.c, request.c).
+ * Layer 5: calls layers 0-4 (client_wait.c, names.c, tables.c,
+ * lock_table.c, wait_queue.c, request.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -29,13 +29,13 @@
 #include "common/int.h"
 #include "miscadmin.h"
 #include "storage/ipc.h"
-#include "storage/latch.h"
 #include "storage/proc.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
+#include "client_wait.h"
 #include "compat.h"
 #include "holds.h"
 #include "request.h"
@@ -249,7 +249,9 @@ sync_report_timeout(char **names, int nnames, int64 timeout_us)
 
 /*
  * Sleep on our latch until the request 'first' is granted.  Whoever grants
- * it sets our latch; nothing here polls.  Raises 55P03 at the deadline.
+ * it sets our latch; nothing here polls.  Raises 55P03 at the deadline.  A
+ * client that goes away meanwhile ends the backend at once (client_wait.c),
+ * and the exit callback withdraws the request.
  */
 static void
 sync_wait_loop(SyncEntry *first, char **names, int nnames, int64 timeout_us)
@@ -265,7 +267,6 @@ sync_wait_loop(SyncEntry *first, char **names, int nnames, int64 timeout_us)
 	{
 		bool		granted;
 		long		sleep_ms = -1;
-		int			events = WL_LATCH_SET | WL_EXIT_ON_PM_DEATH;
 
 		LWLockAcquire(partition, LW_SHARED);
 		granted = (first->state == SYNC_ENTRY_HELD);
@@ -285,13 +286,10 @@ sync_wait_loop(SyncEntry *first, char **names, int nnames, int64 timeout_us)
 			}
 			/* round up, so that we never wake before the deadline */
 			sleep_ms = (long) Min((deadline - now + 999) / 1000, (int64) INT_MAX);
-			events |= WL_TIMEOUT;
 		}
 
-		(void) WaitLatch(MyLatch, events, sleep_ms,
-						 sync_wait_event(SYNC_WAIT_ACQUIRE));
-		ResetLatch(MyLatch);
-		CHECK_FOR_INTERRUPTS();
+		/* also ends the backend (FATAL) if its client went away */
+		sync_sleep(sleep_ms, sync_wait_event(SYNC_WAIT_ACQUIRE));
 	}
 }
 
