@@ -33,3 +33,14 @@ REVOKE ALL ON sync_lock, sync_schema_history FROM PUBLIC;
 GRANT SELECT ON sync_lock, sync_schema_history TO PUBLIC;
 GRANT SELECT, INSERT, UPDATE, DELETE ON sync_lock TO syncwf_admin;
 GRANT SELECT, UPDATE ON sync_schema_history TO syncwf_admin;
+
+-- sync_wait: block until a keyed request is granted (one statement, no LISTEN).
+CREATE FUNCTION sync_wait(lock_name text, holder text, timeout interval DEFAULT NULL)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'sync_wait'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+CREATE FUNCTION sync_wait(lock_names text[], holder text, timeout interval DEFAULT NULL)
+RETURNS bigint[]
+AS 'MODULE_PATHNAME', 'sync_wait_array'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;

@@ -306,6 +306,16 @@ RETURNS boolean
 AS 'MODULE_PATHNAME', 'sync_is_held'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
+CREATE FUNCTION sync_wait(lock_name text, holder text, timeout interval DEFAULT NULL)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'sync_wait'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+CREATE FUNCTION sync_wait(lock_names text[], holder text, timeout interval DEFAULT NULL)
+RETURNS bigint[]
+AS 'MODULE_PATHNAME', 'sync_wait_array'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
 CREATE FUNCTION sync_force_release(lock_name text, holder text)
 RETURNS boolean
 AS 'MODULE_PATHNAME', 'sync_force_release'

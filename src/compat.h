@@ -145,6 +145,7 @@ sync_index_beginscan(Relation heap, Relation index, Snapshot snapshot,
 typedef enum SyncWaitEvent
 {
 	SYNC_WAIT_ACQUIRE,			/* a blocking sync_acquire* waits for a grant */
+	SYNC_WAIT_KEYED,			/* sync_wait waits for a keyed grant */
 	SYNC_WAIT_WORKER_MAIN,		/* the background worker sleeps between rounds */
 	SYNC_WAIT_NUM_EVENTS
 } SyncWaitEvent;
@@ -155,6 +156,7 @@ sync_wait_event(SyncWaitEvent which)
 #if PG_VERSION_NUM >= 170000
 	static const char *const names[SYNC_WAIT_NUM_EVENTS] = {
 		[SYNC_WAIT_ACQUIRE] = "SyncwfAcquire",
+		[SYNC_WAIT_KEYED] = "SyncwfWait",
 		[SYNC_WAIT_WORKER_MAIN] = "SyncwfWorkerMain",
 	};
 	static uint32 ids[SYNC_WAIT_NUM_EVENTS];

@@ -33,8 +33,8 @@
  * partition lock held too, so the grant pass may read it.  The load state
  * is protected by the spinlock 'mutex'.
  *
- * Layer 5: calls layers 0-4 (guc.c, lock_table.c, outbox.c, wait_queue.c,
- * controllers.c, request.c).
+ * Layer 5: calls layers 0-4 (guc.c, lock_table.c, outbox.c, wakeups.c,
+ * wait_queue.c, controllers.c, request.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -54,6 +54,7 @@
 #include "holders.h"
 #include "request.h"
 #include "wait_queue.h"
+#include "wakeups.h"
 
 /* Load state of the durable database's keyed holds. */
 typedef enum SyncKeyedLoadState
@@ -212,8 +213,8 @@ sync_holder_entry(SyncHolder *holder, const char *name)
 
 /*
  * sync_entry_free()'s hook: unlink a keyed entry from its holder before it
- * goes back to the pool.  Caller holds holders_lock exclusively and the
- * entry's partition.
+ * goes back to the pool, and wake whoever waits for it (sync_wait).  Caller
+ * holds holders_lock exclusively and the entry's partition.
  */
 static void
 holders_entry_freeing(SyncEntry *entry)
@@ -222,6 +223,7 @@ holders_entry_freeing(SyncEntry *entry)
 
 	Assert(LWLockHeldByMeInMode(Holders->lock, LW_EXCLUSIVE));
 	Assert(sync_partition_held(entry->lock->hashcode, true));
+	sync_holder_changed(holder->tag.dbid, holder->tag.key);	/* sync_wait */
 	dlist_delete_thoroughly(&entry->holder_link);
 	if (--holder->nentries == 0)
 		hash_search(SyncHolderHash, &holder->tag, HASH_REMOVE, NULL);
@@ -234,10 +236,10 @@ holders_entry_freeing(SyncEntry *entry)
 
 /*
  * sync_request_grant()'s hook, for every keyed entry it grants, under the
- * entry's partition lock.  Starts the lease, and hands a grant of a
- * committed pending entry to the worker, which writes and announces it.
- * (A grant while the requesting transaction is open is handed over when it
- * commits.)
+ * entry's partition lock.  Starts the lease, hands a grant of a committed
+ * pending entry to the worker, which writes and announces it (a grant
+ * while the requesting transaction is open is handed over when it
+ * commits), and wakes whoever waits for it (sync_wait).
  */
 static void
 holders_entry_granted(SyncEntry *entry)
@@ -253,6 +255,7 @@ holders_entry_granted(SyncEntry *entry)
 		entry->lease_expires = 0;
 	if (!TransactionIdIsValid(entry->created_xid))
 		sync_outbox_push(entry);
+	sync_holder_changed(entry->holder->tag.dbid, entry->holder->tag.key);
 }
 
 /*-------------------------------------------------------------------------

@@ -31,6 +31,7 @@
 #include "guc.h"
 #include "keyed_load.h"
 #include "keyed_ops.h"
+#include "keyed_wait.h"
 #include "keyed_xact.h"
 #include "state_rows.h"
 #include "tables.h"
@@ -483,6 +484,36 @@ sync_keyed_is_held(const char *name, const char *holder, bool has_token,
 		!info.persisted)
 		return false;
 	return !has_token || token == info.token;
+}
+
+/*
+ * sync_wait(lock_names, holder, timeout): block until the holder's entry
+ * of every lock is held; tokens[i] is the token of names[i].  A grant the
+ * worker has not written yet is written now, in this transaction, as a
+ * repeated sync_request does: a token a committed sync_wait returned is in
+ * sync_state, and survives a crash.  Then one more look: each grant is
+ * still there (a held entry cannot become pending again, so this does not
+ * wait), or SW002 says it was lost meanwhile.
+ */
+void
+sync_keyed_wait(char **names, int nnames, const char *holder, int64 timeout_us,
+				int64 *tokens)
+{
+	SyncKeyedWait w;
+	bool		written = false;
+
+	sync_keyed_wait_begin(&w, names, nnames, holder, timeout_us);
+	sync_keyed_wait_held(&w);
+	for (int i = 0; i < nnames; i++)
+		if (w.unwritten[i])
+		{
+			(void) sync_keyed_persist_grant(&w.grants[i], NULL);
+			written = true;
+		}
+	if (written)
+		sync_keyed_wait_held(&w);
+	for (int i = 0; i < nnames; i++)
+		tokens[i] = (int64) w.grants[i].token;
 }
 
 /*-------------------------------------------------------------------------

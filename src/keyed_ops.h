@@ -33,6 +33,8 @@ extern TimestampTz sync_keyed_refresh(const char *name, const char *holder,
 									  int64 lease_us);
 extern bool sync_keyed_is_held(const char *name, const char *holder,
 							   bool has_token, int64 token);
+extern void sync_keyed_wait(char **names, int nnames, const char *holder,
+							int64 timeout_us, int64 *tokens);
 extern TimestampTz sync_keyed_heartbeat(const char *controller);
 extern int	sync_keyed_forget_controller(const char *controller,
 										 bool release_holds);

@@ -3,8 +3,8 @@
  * sql_keyed.c
  *		The SQL-callable functions of keyed holds: sync_request() and its
  *		array form, sync_release(lock, holder), sync_release_holder(),
- *		sync_heartbeat(), sync_refresh(), sync_is_held(),
- *		sync_force_release(), sync_forget_controller() and
+ *		sync_heartbeat(), sync_refresh(), sync_is_held(), sync_wait()
+ *		and its array form, sync_force_release(), sync_forget_controller() and
  *		sync_reconcile().  Each reads its arguments, passes the entry guard,
  *		calls keyed_ops.c (or reconcile.c) once and forms the result.
  *
@@ -14,9 +14,11 @@
  */
 #include "postgres.h"
 
+#include "catalog/pg_type_d.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 
@@ -157,6 +159,41 @@ sync_is_held(PG_FUNCTION_ARGS)
 	sync_enter(SYNC_ENTER_KEYED_DB | SYNC_ENTER_LOADED, NULL);
 	PG_RETURN_BOOL(sync_keyed_is_held(name, holder, has_token,
 									  has_token ? PG_GETARG_INT64(2) : 0));
+}
+
+/* sync_wait(lock_name, holder, timeout): block until held; its token. */
+PG_FUNCTION_INFO_V1(sync_wait);
+Datum
+sync_wait(PG_FUNCTION_ARGS)
+{
+	char	   *name = sync_name_arg(fcinfo, 0);
+	char	   *holder = sync_key_arg(fcinfo, 1, "holder", false);
+	int64		timeout_us = sync_timeout_arg(fcinfo, 2);
+	int64		token;
+
+	sync_enter(SYNC_ENTER_KEYED_DB | SYNC_ENTER_WRITE | SYNC_ENTER_LOADED, NULL);
+	sync_keyed_wait(&name, 1, holder, timeout_us, &token);
+	PG_RETURN_INT64(token);
+}
+
+/* sync_wait(lock_names, holder, timeout): every one held; their tokens. */
+PG_FUNCTION_INFO_V1(sync_wait_array);
+Datum
+sync_wait_array(PG_FUNCTION_ARGS)
+{
+	int			nnames;
+	char	  **names = sync_names_arg(fcinfo, 0, &nnames);
+	char	   *holder = sync_key_arg(fcinfo, 1, "holder", false);
+	int64		timeout_us = sync_timeout_arg(fcinfo, 2);
+	int64	   *tokens = palloc(sizeof(int64) * nnames);
+	Datum	   *values = palloc(sizeof(Datum) * nnames);
+
+	sync_enter(SYNC_ENTER_KEYED_DB | SYNC_ENTER_WRITE | SYNC_ENTER_LOADED, NULL);
+	sync_keyed_wait(names, nnames, holder, timeout_us, tokens);
+	for (int i = 0; i < nnames; i++)
+		values[i] = Int64GetDatum(tokens[i]);
+	PG_RETURN_ARRAYTYPE_P(construct_array(values, nnames, INT8OID, 8,
+										  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 }
 
 /* sync_force_release(lock_name, holder): admin; announces "lost". */

@@ -38,6 +38,7 @@
 #include "lock_table.h"
 #include "outbox.h"
 #include "tokens.h"
+#include "wakeups.h"
 
 PG_MODULE_MAGIC;
 
@@ -61,6 +62,7 @@ syncwf_shmem_request(void)
 	size = add_size(size, sync_outbox_shmem_size());
 	size = add_size(size, sync_controllers_shmem_size());
 	size = add_size(size, sync_holders_shmem_size());
+	size = add_size(size, sync_wakeups_shmem_size());
 	RequestAddinShmemSpace(size);
 
 	sync_lock_table_shmem_request();
@@ -83,6 +85,7 @@ syncwf_shmem_startup(void)
 	sync_outbox_shmem_init();
 	sync_controllers_shmem_init();
 	sync_holders_shmem_init();
+	sync_wakeups_shmem_init();
 	LWLockRelease(AddinShmemInitLock);
 }
 

@@ -49,6 +49,10 @@ INSERT INTO api VALUES
    'lock_name text, holder text, lease interval DEFAULT NULL::interval'),
   ('sync_is_held',          '{text,text,bigint}',        'boolean',
    'lock_name text, holder text, token bigint DEFAULT NULL::bigint'),
+  ('sync_wait',             '{text,text,interval}',      'bigint',
+   'lock_name text, holder text, timeout interval DEFAULT NULL::interval'),
+  ('sync_wait',             '{text[],text,interval}',    'bigint[]',
+   'lock_names text[], holder text, timeout interval DEFAULT NULL::interval'),
   ('sync_force_release',    '{text,text}',               'boolean',
    'lock_name text, holder text'),
   ('sync_forget_controller', '{text,boolean}',           'integer',
@@ -63,8 +67,8 @@ INSERT INTO api VALUES
   ('sync_execution_update', '{text,text}',               'text',
    'execution_id text, phase text');
 
--- 23 functions x 7 assertions + 4 others
-SELECT plan(165);
+-- 25 functions x 7 assertions + 4 others
+SELECT plan(179);
 
 SELECT has_extension('syncwf', 'extension syncwf is installed');
 
@@ -106,7 +110,7 @@ SELECT bag_eq(
        WHERE p.proname IN ('sync_acquire', 'sync_try_acquire', 'sync_acquire_xact',
                            'sync_try_acquire_xact', 'sync_release', 'sync_release_all',
                            'sync_request', 'sync_release_holder', 'sync_heartbeat',
-                           'sync_refresh', 'sync_is_held', 'sync_force_release',
+                           'sync_refresh', 'sync_is_held', 'sync_wait', 'sync_force_release',
                            'sync_forget_controller', 'sync_reconcile',
                            'sync_launch_plan_register', 'sync_execution_create',
                            'sync_execution_update')$$,

@@ -41,7 +41,9 @@ SELECT function_privs_are(f, a, 'public', ARRAY['EXECUTE'],
     ('sync_release_holder', '{text}'),
     ('sync_heartbeat',      '{text}'),
     ('sync_refresh',        '{text,text,interval}'),
-    ('sync_is_held',        '{text,text,bigint}')
+    ('sync_is_held',        '{text,text,bigint}'),
+    ('sync_wait',           '{text,text,interval}'),
+    ('sync_wait',           '{text[],text,interval}')
   ) AS x(f, a);
 SELECT function_privs_are(f, a, 'public', ARRAY[]::text[],
                           format('PUBLIC may not EXECUTE %s(%s)', f, array_to_string(a, ', ')))
@@ -156,6 +158,9 @@ SET ROLE tap_kp_other;
 SELECT is(current_user::text, 'tap_kp_other', 'now acting as another ordinary role');
 SELECT is(sync_is_held('mtx/tap_kp/a', 'tap_kp/wf1'), true,
           'another role: sync_is_held of someone else''s hold');
+SELECT is(sync_wait('mtx/tap_kp/a', 'tap_kp/wf1', '0'),
+          (SELECT token FROM sync_state WHERE name = 'mtx/tap_kp/a' AND workflowkey = 'tap_kp/wf1'),
+          'another role: sync_wait for someone else''s hold returns its token');
 SELECT is((SELECT count(*)::int FROM sync_state WHERE name LIKE '%/tap_kp/%'), 4,
           'another role: sees every row of sync_state');
 SELECT throws_ok($$SELECT sync_release('mtx/tap_kp/a', 'tap_kp/wf1')$$, '42501',

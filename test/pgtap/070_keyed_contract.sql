@@ -1,7 +1,8 @@
 -- API contract of keyed holds: what sync_request, sync_release,
--- sync_release_holder, sync_is_held, sync_refresh and sync_heartbeat return,
--- their errors and SQLSTATEs, the tables sync_state and sync_controller
--- (columns, types, keys, constraints, triggers) and what the triggers do.
+-- sync_release_holder, sync_is_held, sync_wait, sync_refresh and
+-- sync_heartbeat return, their errors and SQLSTATEs, the tables sync_state
+-- and sync_controller (columns, types, keys, constraints, triggers) and what
+-- the triggers do.
 --
 -- Keyed requests and releases are transactional: this file is one
 -- transaction that rolls back, so nothing it requests or releases inside it
@@ -33,7 +34,7 @@ $$;
 DELETE FROM sync_controller WHERE controller = 'tap_kc/ctl';   -- inactive at commit
 
 BEGIN;
-SELECT plan(222);
+SELECT plan(227);
 
 -- What sync_request returned, by tag.
 CREATE TEMP TABLE tap_kc_r (tag text PRIMARY KEY, status text, token bigint, queue_position integer);
@@ -291,6 +292,21 @@ SELECT is(sync_is_held('mtx/tap_kc/a', 'tap_kc/nobody'), false, 'sync_is_held of
 SELECT is(sync_is_held('mtx/tap_kc/never', 'tap_kc/h1'), false, 'sync_is_held of an unknown lock is false');
 SELECT is(sync_is_held('sem/tap_kc/nolimit', 'tap_kc/h1'), false,
           'sync_is_held of a semaphore without a limit is false');
+
+-- sync_wait ---------------------------------------------------------------------------
+SELECT is(sync_wait('mtx/tap_kc/a', 'tap_kc/h1'), (SELECT token FROM tap_kc_r WHERE tag = 'a1'),
+          'sync_wait of a hold returns its token at once');
+SELECT is(sync_wait(ARRAY['mtx/tap_kc/a'], 'tap_kc/h1', '0'),
+          ARRAY[(SELECT token FROM tap_kc_r WHERE tag = 'a1')],
+          'the array form of sync_wait returns the tokens as an array');
+SELECT throws_ok($$SELECT sync_wait('mtx/tap_kc/a', 'tap_kc/h2', '0')$$, '55P03',
+                 'could not obtain syncwf lock "mtx/tap_kc/a" for holder "tap_kc/h2" within 0 ms',
+                 'sync_wait of a pending entry raises 55P03 when its timeout passes');
+SELECT throws_ok($$SELECT sync_wait('mtx/tap_kc/a', 'tap_kc/nobody')$$, 'SW002',
+                 'holder "tap_kc/nobody" has no request for syncwf lock "mtx/tap_kc/a"',
+                 'sync_wait without a request raises SW002');
+SELECT throws_ok($$SELECT sync_wait('mtx/tap_kc/a', 'tap_kc/h1', '-1 s')$$, '22023', NULL,
+                 'sync_wait with a negative timeout raises 22023');
 
 -- fencing: release and request again -> a new grant, the old token is stale
 INSERT INTO tap_kc_r SELECT 's1', * FROM sync_request('sem/tap_kc/two', 'tap_kc/hs');

@@ -665,6 +665,8 @@ for my $call (
 	q{SELECT sync_heartbeat('o/ctl')},
 	q{SELECT sync_refresh('mtx/o/k', 'o/h', '1 min')},
 	q{SELECT sync_is_held('mtx/o/k', 'o/h')},
+	q{SELECT sync_wait('mtx/o/k', 'o/h')},
+	q{SELECT sync_wait(ARRAY['mtx/o/k'], 'o/h', '1 s')},
 	q{SELECT sync_force_release('mtx/o/k', 'o/h')},
 	q{SELECT sync_forget_controller('o/ctl')},
 	q{SELECT sync_reconcile()})

@@ -1,11 +1,12 @@
 # Wait events: what pg_stat_activity shows while syncwf waits.
 #
 #  - PostgreSQL 17 and later: a sync_acquire blocked behind a holder waits on
-#    the custom wait event "SyncwfAcquire" (wait_event_type "Extension"), the
-#    idle background worker on "SyncwfWorkerMain", and both are listed in
+#    the custom wait event "SyncwfAcquire" (wait_event_type "Extension"), a
+#    sync_wait for a pending keyed request on "SyncwfWait", the idle
+#    background worker on "SyncwfWorkerMain", and all three are listed in
 #    pg_wait_events with type Extension; a backend that never waited in
 #    syncwf has not registered them under any other name;
-#  - PostgreSQL 15 and 16: both show the generic wait_event "Extension";
+#  - PostgreSQL 15 and 16: all show the generic wait_event "Extension";
 #  - either way, the waiter is granted at once when the holder lets go, and
 #    its wait event is gone.
 use strict;
@@ -26,9 +27,11 @@ $node->safe_psql('postgres', 'CREATE EXTENSION syncwf');
 
 my $major = int($node->safe_psql('postgres', 'SHOW server_version_num') / 10000);
 my $named = $major >= 17;
-my ($acquire_event, $worker_event) =
-  $named ? ('SyncwfAcquire', 'SyncwfWorkerMain') : ('Extension', 'Extension');
-note "PostgreSQL $major: expecting wait events $acquire_event and $worker_event";
+my ($acquire_event, $worker_event, $keyed_event) =
+  $named
+  ? ('SyncwfAcquire', 'SyncwfWorkerMain', 'SyncwfWait')
+  : ('Extension', 'Extension', 'Extension');
+note "PostgreSQL $major: expecting wait events $acquire_event, $worker_event and $keyed_event";
 
 # The worker's wait, once it sleeps between rounds.
 ok( $node->poll_query_until(
@@ -58,14 +61,31 @@ is( $node->safe_psql(
 	'1',
 	'... and sync_waiters lists it');
 
+# A sync_wait for a pending keyed request (keyed holds are in database
+# postgres here).
+$node->safe_psql('postgres', q{
+	SELECT sync_request('mtx/we/k', 'we/wf-1');
+	SELECT sync_request('mtx/we/k', 'we/wf-2');});
+my $kwaiter = $node->background_psql('postgres');
+my $kwaiter_pid = $kwaiter->query_safe('SELECT pg_backend_pid()');
+$kwaiter->query_until(qr/waiting/, q{
+\echo waiting
+SELECT sync_wait('mtx/we/k', 'we/wf-2') IS NOT NULL AS granted;
+});
+ok( $node->poll_query_until(
+		'postgres', qq{
+    SELECT wait_event_type = 'Extension' AND wait_event = '$keyed_event'
+      FROM pg_stat_activity WHERE pid = $kwaiter_pid}),
+	"a blocked sync_wait waits on $keyed_event (type Extension)");
+
 if ($named)
 {
 	is( $node->safe_psql(
 			'postgres', q{
         SELECT string_agg(type || ':' || name, ',' ORDER BY name)
           FROM pg_wait_events WHERE name LIKE 'Syncwf%'}),
-		'Extension:SyncwfAcquire,Extension:SyncwfWorkerMain',
-		'pg_wait_events lists both events of syncwf, as type Extension');
+		'Extension:SyncwfAcquire,Extension:SyncwfWait,Extension:SyncwfWorkerMain',
+		'pg_wait_events lists the three events of syncwf, as type Extension');
 	like(
 		$node->safe_psql(
 			'postgres', q{
@@ -95,7 +115,13 @@ is( $node->safe_psql(
 	$waiter_pid,
 	'... it holds the mutex');
 
+# The keyed hold is released: sync_wait returns, and no longer waits.
+$node->safe_psql('postgres', q{SELECT sync_release('mtx/we/k', 'we/wf-1')});
+is($kwaiter->query_safe('SELECT 1'), "t\n1", 'after the release sync_wait returned the token');
+$node->safe_psql('postgres', q{SELECT sync_release('mtx/we/k', 'we/wf-2')});
+
 $holder->quit;
 $waiter->quit;
+$kwaiter->quit;
 $node->stop;
 done_testing();

@@ -15,7 +15,10 @@
 #  - a client that sends Terminate and closes, as node-postgres'
 #    client.end() does (TCP on the loopback);
 #  - a client that shuts its socket down for writing only (TCP half-close),
-#    waiting in sync_acquire_xact inside a transaction block.
+#    waiting in sync_acquire_xact inside a transaction block;
+#  - a client that closes its socket while its backend waits in a keyed
+#    sync_wait (no queue entry of its own: the backend is gone, and the
+#    keyed entries are as they were).
 # The next waiter is granted each time, the server log shows the lost
 # clients as ordinary FATAL exits and no crash, and nothing is left in the
 # lock table.
@@ -235,6 +238,25 @@ while ($type ne 'Z') { ($type) = read_message($w4); }
 is(raw_run($w4, q{SELECT sync_release_all()}), '1', 'W4 releases it');
 close($w4);
 
+# --- 5. a client that closes its socket while its backend waits in sync_wait ----
+$node->safe_psql('postgres', q{
+	SELECT sync_request('mtx/dc/k', 'ns/wf-1');
+	SELECT sync_request('mtx/dc/k', 'ns/wf-2');});
+my ($w7, $w7_pid) = raw_connect(0);
+raw_query($w7, q{SELECT sync_wait('mtx/dc/k', 'ns/wf-2')});
+ok($node->poll_query_until('postgres',
+		"SELECT wait_event_type = 'Extension' AND state = 'active' FROM pg_stat_activity WHERE pid = $w7_pid"),
+	'W7 waits in sync_wait');
+$t0 = time;
+close($w7);
+$s = seconds_until("SELECT count(*) = 0 FROM pg_stat_activity WHERE pid = $w7_pid", $t0);
+ok(defined $s && $s < 1.5, 'the backend of W7, which closed its socket in sync_wait, exits within 1.5 s');
+is($node->safe_psql('postgres', q{
+	SELECT string_agg(workflowkey || ':' || held, ',' ORDER BY workflowkey)
+	  FROM sync_state WHERE name = 'mtx/dc/k'}),
+	'ns/wf-1:true,ns/wf-2:false', 'the keyed entries are as they were');
+$node->safe_psql('postgres', q{SELECT sync_release_holder('ns/wf-1'), sync_release_holder('ns/wf-2')});
+
 # --- clean up, check the log -------------------------------------------------
 is(mq('SELECT count(*) FROM sync_locks'), '0', 'the lock table is empty');
 is(mq('SELECT count(*) FROM sync_waiters'), '0', 'no queue entry is left');
@@ -245,7 +267,7 @@ my $log = slurp_file($node->logfile, $log_offset);
 unlike($log, qr/terminated by signal|all server processes terminated|PANIC|TRAP/,
 	'the server log shows no crash and no crash restart');
 my $lost = () = $log =~ /FATAL:  connection to client lost/g;
-is($lost, 4, 'the log shows each lost client as FATAL "connection to client lost"');
+is($lost, 5, 'the log shows each lost client as FATAL "connection to client lost"');
 
 $node->stop;
 done_testing();
