@@ -44,3 +44,9 @@ CREATE FUNCTION sync_wait(lock_names text[], holder text, timeout interval DEFAU
 RETURNS bigint[]
 AS 'MODULE_PATHNAME', 'sync_wait_array'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+-- sync_channel: the NOTIFY channel of one controller's keyed-hold events.
+CREATE FUNCTION sync_channel(controller text)
+RETURNS text
+AS 'MODULE_PATHNAME', 'sync_channel'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;

@@ -316,6 +316,11 @@ RETURNS bigint[]
 AS 'MODULE_PATHNAME', 'sync_wait_array'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
+CREATE FUNCTION sync_channel(controller text)
+RETURNS text
+AS 'MODULE_PATHNAME', 'sync_channel'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
 CREATE FUNCTION sync_force_release(lock_name text, holder text)
 RETURNS boolean
 AS 'MODULE_PATHNAME', 'sync_force_release'

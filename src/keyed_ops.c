@@ -29,6 +29,7 @@
 #include "compat.h"
 #include "controllers.h"
 #include "guc.h"
+#include "keyed_events.h"
 #include "keyed_load.h"
 #include "keyed_ops.h"
 #include "keyed_wait.h"
@@ -333,7 +334,7 @@ sync_keyed_claim(const char *name, const char *holder, const char *controller,
 		row->lease_expires = info.lease_expires;
 	}
 	if (outcome == SYNC_CLAIM_GRANTED)
-		sync_state_notify("granted", name, holder, info.token, controller, NULL);
+		sync_keyed_notify("granted", name, holder, info.token, controller, NULL);
 	return outcome;
 }
 
@@ -388,7 +389,7 @@ sync_keyed_row_removed(const char *name, const char *holder, int64 request_id,
 		return 0;
 
 	if (reason == NULL || strcmp(reason, SYNC_REASON_RELEASED) != 0)
-		sync_state_notify(info.state == SYNC_ENTRY_HELD ? "lost" : "withdrawn",
+		sync_keyed_notify(info.state == SYNC_ENTRY_HELD ? "lost" : "withdrawn",
 						  name, holder,
 						  info.state == SYNC_ENTRY_HELD ? info.token : 0,
 						  controller, reason ? reason : "deleted");

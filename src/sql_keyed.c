@@ -4,9 +4,10 @@
  *		The SQL-callable functions of keyed holds: sync_request() and its
  *		array form, sync_release(lock, holder), sync_release_holder(),
  *		sync_heartbeat(), sync_refresh(), sync_is_held(), sync_wait()
- *		and its array form, sync_force_release(), sync_forget_controller() and
- *		sync_reconcile().  Each reads its arguments, passes the entry guard,
- *		calls keyed_ops.c (or reconcile.c) once and forms the result.
+ *		and its array form, sync_channel(), sync_force_release(),
+ *		sync_forget_controller() and sync_reconcile().  Each reads its
+ *		arguments, passes the entry guard, calls keyed_ops.c (or
+ *		reconcile.c, keyed_events.c) once and forms the result.
  *
  * Layer 12 (entry points): calls layers 0-11.
  *
@@ -22,6 +23,7 @@
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 
+#include "keyed_events.h"
 #include "keyed_ops.h"
 #include "reconcile.h"
 #include "sql_common.h"
@@ -194,6 +196,22 @@ sync_wait_array(PG_FUNCTION_ARGS)
 		values[i] = Int64GetDatum(tokens[i]);
 	PG_RETURN_ARRAYTYPE_P(construct_array(values, nnames, INT8OID, 8,
 										  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+}
+
+/*
+ * sync_channel(controller): the NOTIFY channel of that controller's events
+ * (see keyed_events.c).  A function of its argument only: IMMUTABLE.
+ */
+PG_FUNCTION_INFO_V1(sync_channel);
+Datum
+sync_channel(PG_FUNCTION_ARGS)
+{
+	char	   *controller = sync_key_arg(fcinfo, 0, "controller", false);
+	char		channel[NAMEDATALEN];
+
+	sync_enter(0, NULL);
+	sync_controller_channel(controller, channel);
+	PG_RETURN_TEXT_P(cstring_to_text(channel));
 }
 
 /* sync_force_release(lock_name, holder): admin; announces "lost". */

@@ -2,7 +2,7 @@
  *
  * state_rows.c
  *		The rows of sync_state and sync_controller: every write syncwf makes
- *		to them, the NOTIFY events that announce keyed holds, and reading
+ *		to them (with the "granted" event of a grant it writes), and reading
  *		them back to rebuild shared memory.  Table I/O only: this file knows
  *		nothing of shared memory; the engine (keyed_ops.c) decides what to
  *		write and what a deleted row means.
@@ -21,14 +21,12 @@
  * reason and the rows it deleted besides are kept here for it
  * (sync_state_delete_reason, sync_state_cascaded).
  *
- * Events go out with NOTIFY on channel "syncwf", so only when the
- * transaction that caused them commits.  The payload is JSON:
- *	{"event": "granted"|"lost"|"withdrawn", "lock": ..., "holder": ...,
- *	 "token": ..., "controller": ..., "reason": ...}
+ * Events go out with NOTIFY (keyed_events.c: payload and channels), so
+ * only when the transaction that caused them commits.
  *
  * Backend-local state only.
  *
- * Layer 7: calls layer 0 only (names.c, tables.c).
+ * Layer 7: calls layer 0 only (names.c, tables.c, keyed_events.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -45,19 +43,16 @@
 #include "catalog/pg_extension.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_type_d.h"
-#include "commands/async.h"
 #include "commands/extension.h"
 #include "commands/trigger.h"
 #include "executor/executor.h"
 #include "executor/spi.h"
 #include "fmgr.h"
-#include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/inval.h"
-#include "utils/json.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/relcache.h"
@@ -66,11 +61,10 @@
 #include "utils/timestamp.h"
 
 #include "compat.h"
+#include "keyed_events.h"
 #include "names.h"
 #include "state_rows.h"
 #include "tables.h"
-
-#define SYNC_NOTIFY_CHANNEL "syncwf"
 
 /* Set while syncwf itself writes sync_state (checked by the guard trigger). */
 static bool api_writing = false;
@@ -600,40 +594,6 @@ sync_state_refresh(const char *name, const char *holder, int64 lease_us,
 	return (*found && !isnull) ? DatumGetTimestampTz(result) : 0;
 }
 
-/* Send one event; goes out when this transaction commits. */
-void
-sync_state_notify(const char *event, const char *name, const char *holder,
-				  int64 token, const char *controller, const char *reason)
-{
-	StringInfoData buf;
-
-	initStringInfo(&buf);
-	appendStringInfoString(&buf, "{\"event\": ");
-	escape_json(&buf, event);
-	appendStringInfoString(&buf, ", \"lock\": ");
-	escape_json(&buf, name);
-	appendStringInfoString(&buf, ", \"holder\": ");
-	escape_json(&buf, holder);
-	appendStringInfoString(&buf, ", \"token\": ");
-	if (token > 0)
-		appendStringInfo(&buf, INT64_FORMAT, token);
-	else
-		appendStringInfoString(&buf, "null");
-	appendStringInfoString(&buf, ", \"controller\": ");
-	if (controller)
-		escape_json(&buf, controller);
-	else
-		appendStringInfoString(&buf, "null");
-	if (reason)
-	{
-		appendStringInfoString(&buf, ", \"reason\": ");
-		escape_json(&buf, reason);
-	}
-	appendStringInfoChar(&buf, '}');
-	Async_Notify(SYNC_NOTIFY_CHANNEL, buf.data);
-	pfree(buf.data);
-}
-
 /*
  * Write one grant of a pending entry (row: name, holder, token, granted_at,
  * lease_expires, request_id, controller) to sync_state and announce it, in
@@ -667,7 +627,7 @@ sync_state_persist(SyncStateRow *row, bool *skipped)
 			*skipped = true;
 		return false;
 	}
-	sync_state_notify("granted", row->name, row->holder, row->token,
+	sync_keyed_notify("granted", row->name, row->holder, row->token,
 					  row->controller, NULL);
 	return true;
 }

@@ -28,9 +28,6 @@ extern TimestampTz sync_state_refresh(const char *name, const char *holder,
 extern bool sync_state_persist(SyncStateRow *row, bool *skipped);
 extern int	sync_state_expire(List *expired);
 extern List *sync_state_read_all(List **controllers);
-extern void sync_state_notify(const char *event, const char *name,
-							  const char *holder, int64 token,
-							  const char *controller, const char *reason);
 extern TimestampTz sync_controller_upsert(const char *controller);
 extern int	sync_controller_rows_delete(const char *controller,
 										bool release_holds);

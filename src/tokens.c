@@ -22,6 +22,19 @@
  * a commit callback where an error is not allowed, and the clock floor
  * still protects the order.
  *
+ * Tokens also fit in 53 bits, so that the JSON numbers of notifications
+ * are exact where JSON numbers are doubles (JavaScript).  The counter only
+ * moves by one per grant, and at each start to the larger of the clock and
+ * the reservation (at most SYNC_TOKEN_BLOCK past the last token handed
+ * out) plus one; so a token is at most the latest clock reading at a start
+ * plus the grants ever made plus SYNC_TOKEN_BLOCK + 1 per start.  The clock
+ * reaches 2^53 microseconds after 2000 in the year 2285; until about 2250
+ * there is room for 10^15 grants and restarts' blocks beyond it (a million
+ * grants a second for thirty years).  A server that gets there anyway (a
+ * clock set centuries ahead at a start, a reservation file written by
+ * hand) logs a WARNING when it starts above the limit or hands out the
+ * token 2^53.
+ *
  * Shared state: the counter and the reservation are atomics in this file's
  * own block (SyncTokens); writing a new reservation is serialized by its
  * one LWLock (tranche "syncwf tokens").
@@ -48,6 +61,9 @@
 #define SYNC_TOKEN_FILE			"syncwf.token"
 #define SYNC_TOKEN_TMPFILE		"syncwf.token.tmp"
 #define SYNC_TOKEN_BLOCK		((uint64) 1 << 20)
+
+/* The first token a double cannot hold exactly next to its neighbours. */
+#define SYNC_TOKEN_EXACT_LIMIT	((uint64) 1 << 53)
 
 typedef struct SyncTokens
 {
@@ -120,6 +136,18 @@ sync_write_token_file(uint64 value)
 	return durable_rename(SYNC_TOKEN_TMPFILE, SYNC_TOKEN_FILE, LOG) == 0;
 }
 
+/* Token 'token' is at or past 2^53: say so (a WARNING, never an error). */
+static void
+sync_warn_token_limit(uint64 token)
+{
+	ereport(WARNING,
+			(errmsg("syncwf fencing tokens have reached 2^53"),
+			 errdetail("Token " UINT64_FORMAT " and the tokens after it do not fit in a double: clients that parse the \"token\" of notifications as a JSON number, as JavaScript's JSON.parse does, lose precision.",
+					   token),
+			 errhint("Read tokens as text (sync_state.token, or a JSON parser that keeps large integers); check the server's clock and the file \"%s\" in the data directory.",
+					 SYNC_TOKEN_FILE)));
+}
+
 Size
 sync_tokens_shmem_size(void)
 {
@@ -152,6 +180,8 @@ sync_tokens_shmem_init(void)
 		pg_atomic_init_u64(&Tokens->next_token, start);
 		/* nothing reserved yet: the first grant writes the file */
 		pg_atomic_init_u64(&Tokens->token_reserved, start);
+		if (start >= SYNC_TOKEN_EXACT_LIMIT)
+			sync_warn_token_limit(start);
 	}
 }
 
@@ -179,6 +209,8 @@ sync_next_token(void)
 
 	if (token >= pg_atomic_read_u64(&Tokens->token_reserved))
 		sync_reserve_tokens(token);
+	if (unlikely(token == SYNC_TOKEN_EXACT_LIMIT))
+		sync_warn_token_limit(token);
 	return token;
 }
 

@@ -40,6 +40,7 @@
 #include "compat.h"
 #include "guc.h"
 #include "names.h"
+#include "keyed_events.h"
 #include "keyed_ops.h"
 #include "keyed_xact.h"
 #include "launch_rows.h"
@@ -220,7 +221,7 @@ sync_state_foreign_insert(Relation rel, HeapTuple tuple)
 				 errhint("A holder key has one entry per lock, whichever controller wrote it.")));
 	}
 	if (result.held)
-		sync_state_notify("granted", name, kr.holder, result.token, kr.controller, NULL);
+		sync_keyed_notify("granted", name, kr.holder, result.token, kr.controller, NULL);
 	return sync_state_fill(rel, tuple, &row, true);
 }
 

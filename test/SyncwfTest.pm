@@ -2,8 +2,9 @@
 # (scripts/test.sh puts test/ on @INC).
 #
 #   listener($node, $db, $channel)  a LISTEN connection (channel default
-#                                   "syncwf"); collect() runs one query in it
-#                                   and gathers the notifications psql printed
+#                                   "syncwf", taken as it is: quoted);
+#                                   collect() runs one query in it and
+#                                   gathers the notifications psql printed
 #   next_event($l, $timeout, $poll_us, $tick, %want)
 #                                   wait for an event matching %want
 #   events_like($l, %want), describe_events($l)
@@ -31,7 +32,8 @@ sub listener
 	$channel //= 'syncwf';
 	my $psql = $node->background_psql($db);
 	$psql->set_query_timer_restart;
-	$psql->query_safe("LISTEN $channel");
+	my $quoted = $channel =~ s/"/""/gr;
+	$psql->query_safe(qq{LISTEN "$quoted"});
 	my $pid = $psql->query_safe('SELECT pg_backend_pid()');
 	return {
 		psql => $psql, pid => $pid, channel => $channel,

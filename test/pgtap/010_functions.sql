@@ -67,8 +67,8 @@ INSERT INTO api VALUES
   ('sync_execution_update', '{text,text}',               'text',
    'execution_id text, phase text');
 
--- 25 functions x 7 assertions + 4 others
-SELECT plan(179);
+-- 25 functions x 7 assertions, 7 for sync_channel, 4 others
+SELECT plan(186);
 
 SELECT has_extension('syncwf', 'extension syncwf is installed');
 
@@ -104,17 +104,31 @@ SELECT function_lang_is(fname, args, 'c',
                         format('%s(%s) is written in C', fname, array_to_string(args, ', ')))
   FROM api ORDER BY fname, args;
 
+-- sync_channel: a function of its argument only, so IMMUTABLE and PARALLEL
+-- SAFE (the one exception); not STRICT either.
+SELECT has_function('sync_channel', ARRAY['text'], 'sync_channel(text) exists');
+SELECT function_returns('sync_channel', ARRAY['text'], 'text', 'sync_channel(text) returns text');
+SELECT is(pg_catalog.pg_get_function_arguments('sync_channel(text)'::regprocedure), 'controller text',
+          'sync_channel(text): argument name');
+SELECT volatility_is('sync_channel', ARRAY['text'], 'immutable', 'sync_channel(text) is IMMUTABLE');
+SELECT is((SELECT proparallel::text FROM pg_catalog.pg_proc WHERE oid = 'sync_channel(text)'::regprocedure),
+          's', 'sync_channel(text) is PARALLEL SAFE');
+SELECT isnt_strict('sync_channel', ARRAY['text'], 'sync_channel(text) is not STRICT');
+SELECT function_lang_is('sync_channel', ARRAY['text'], 'c', 'sync_channel(text) is written in C');
+
 -- No extra overloads of the API names (e.g. a stray 1-argument version).
 SELECT bag_eq(
     $$SELECT p.oid::regprocedure::text FROM pg_catalog.pg_proc p
        WHERE p.proname IN ('sync_acquire', 'sync_try_acquire', 'sync_acquire_xact',
                            'sync_try_acquire_xact', 'sync_release', 'sync_release_all',
                            'sync_request', 'sync_release_holder', 'sync_heartbeat',
-                           'sync_refresh', 'sync_is_held', 'sync_wait', 'sync_force_release',
+                           'sync_refresh', 'sync_is_held', 'sync_wait', 'sync_channel',
+                           'sync_force_release',
                            'sync_forget_controller', 'sync_reconcile',
                            'sync_launch_plan_register', 'sync_execution_create',
                            'sync_execution_update')$$,
-    $$SELECT format('%I(%s)', fname, array_to_string(args, ',')) FROM api$$,
+    $$SELECT format('%I(%s)', fname, array_to_string(args, ',')) FROM api
+      UNION ALL VALUES ('sync_channel(text)')$$,
     'the API function names have exactly the documented overloads');
 
 -- Every function the extension owns: the API plus the monitoring SRFs and
@@ -127,7 +141,7 @@ SELECT bag_eq(
          AND d.refobjid = (SELECT oid FROM pg_catalog.pg_extension WHERE extname = 'syncwf')
          AND d.deptype = 'e'$$,
     $$SELECT format('%I(%s)', fname, array_to_string(args, ',')) FROM api
-      UNION ALL VALUES ('sync_lock_status()'), ('sync_entry_status()'), ('sync_limit_changed()'),
+      UNION ALL VALUES ('sync_channel(text)'), ('sync_lock_status()'), ('sync_entry_status()'), ('sync_limit_changed()'),
                        ('sync_state_guard()'), ('sync_state_deleted()'), ('sync_controller_changed()'),
                        ('sync_controller_stamp()'), ('sync_launch_plan_changed()'),
                        ('sync_execution_changed()'), ('sync_launch_plan_metrics(interval)')$$,

@@ -10,7 +10,7 @@
 -- temporary sync_state, a failing = and clock_timestamp() ahead of
 -- pg_catalog) does not reach syncwf's own statements.
 BEGIN;
-SELECT plan(115);
+SELECT plan(116);
 
 CREATE ROLE tap_kp_user NOLOGIN;            -- an ordinary role
 CREATE ROLE tap_kp_other NOLOGIN;           -- another ordinary role
@@ -43,7 +43,8 @@ SELECT function_privs_are(f, a, 'public', ARRAY['EXECUTE'],
     ('sync_refresh',        '{text,text,interval}'),
     ('sync_is_held',        '{text,text,bigint}'),
     ('sync_wait',           '{text,text,interval}'),
-    ('sync_wait',           '{text[],text,interval}')
+    ('sync_wait',           '{text[],text,interval}'),
+    ('sync_channel',        '{text}')
   ) AS x(f, a);
 SELECT function_privs_are(f, a, 'public', ARRAY[]::text[],
                           format('PUBLIC may not EXECUTE %s(%s)', f, array_to_string(a, ', ')))
