@@ -489,12 +489,19 @@ sync_keyed_is_held(const char *name, const char *holder, bool has_token,
 
 /*
  * sync_wait(lock_names, holder, timeout): block until the holder's entry
- * of every lock is held; tokens[i] is the token of names[i].  A grant the
- * worker has not written yet is written now, in this transaction, as a
- * repeated sync_request does: a token a committed sync_wait returned is in
- * sync_state, and survives a crash.  Then one more look: each grant is
- * still there (a held entry cannot become pending again, so this does not
- * wait), or SW002 says it was lost meanwhile.
+ * of every lock is held; tokens[i] is the token of names[i].  A token a
+ * committed sync_wait returned is in sync_state, and survives a crash:
+ *
+ *	- under READ COMMITTED, a grant the worker has not written yet is
+ *	  written now, in this transaction, as a repeated sync_request does (if
+ *	  the worker is writing it at that moment, the update waits for it and
+ *	  then finds it written).  Then one more look: each grant is still there
+ *	  (a held entry cannot become pending again, so this does not wait), or
+ *	  SW002 says it was lost meanwhile;
+ *	- under REPEATABLE READ and SERIALIZABLE, whose snapshot would make
+ *	  that update fail whenever the worker wrote the row first, the wait
+ *	  lasts until the grant is written by someone else (the worker, within
+ *	  milliseconds; sync_reconcile()).
  */
 void
 sync_keyed_wait(char **names, int nnames, const char *holder, int64 timeout_us,
@@ -503,7 +510,8 @@ sync_keyed_wait(char **names, int nnames, const char *holder, int64 timeout_us,
 	SyncKeyedWait w;
 	bool		written = false;
 
-	sync_keyed_wait_begin(&w, names, nnames, holder, timeout_us);
+	sync_keyed_wait_begin(&w, names, nnames, holder, timeout_us,
+						  IsolationUsesXactSnapshot());
 	sync_keyed_wait_held(&w);
 	for (int i = 0; i < nnames; i++)
 		if (w.unwritten[i])

@@ -12,7 +12,8 @@
  * same holder.  The waiter joins its holder's wake-ups (wakeups.c) before
  * its first look, and sleeps on its latch (client_wait.c, which also ends
  * the backend if its client goes away) until a grant or a freed entry of
- * that holder sets it: holders.c reports both from its hooks.  Nothing
+ * that holder sets it: holders.c reports both from its hooks, and
+ * keyed_xact.c a grant written to sync_state when that commits.  Nothing
  * polls.  The wait itself changes nothing in shared memory or the tables,
  * so an error (timeout, cancel, statement_timeout) leaves nothing behind
  * but the wake-up slot, which is given back on every way out.
@@ -48,16 +49,18 @@ typedef enum SyncWaitState
 /*
  * Find the holder's entry of each lock; SW002 if one is missing.  An entry
  * another transaction has not committed yet, or one this transaction is
- * releasing, is missing too.
+ * releasing, is missing too.  until_written: a grant counts only once it
+ * is in sync_state (the wait then also ends at the commit that writes it).
  */
 void
 sync_keyed_wait_begin(SyncKeyedWait *w, char **names, int nnames,
-					  const char *holder, int64 timeout_us)
+					  const char *holder, int64 timeout_us, bool until_written)
 {
 	w->names = names;
 	w->nnames = nnames;
 	w->holder = holder;
 	w->timeout_us = timeout_us;
+	w->until_written = until_written;
 	w->deadline = 0;
 	if (timeout_us >= 0 &&
 		pg_add_s64_overflow(GetCurrentTimestamp(), timeout_us, &w->deadline))
@@ -167,7 +170,10 @@ sync_keyed_wait_look(SyncKeyedWait *w, int *first)
 				break;
 			case SYNC_WAIT_HELD:
 				w->held[i] = true;
-				break;
+				if (!(w->until_written && w->unwritten[i]))
+					break;
+				/* held, but not written yet: wait for that */
+				/* FALLTHROUGH */
 			case SYNC_WAIT_PENDING:
 				if (npending++ == 0)
 					*first = i;

@@ -25,6 +25,7 @@ typedef struct SyncKeyedWait
 	const char *holder;
 	int64		timeout_us;		/* -1: none */
 	TimestampTz deadline;
+	bool		until_written;	/* a grant counts once sync_state has it */
 
 	/* per name */
 	SyncOutboxItem *grants;		/* its entry and request; the token once held */
@@ -33,7 +34,8 @@ typedef struct SyncKeyedWait
 } SyncKeyedWait;
 
 extern void sync_keyed_wait_begin(SyncKeyedWait *w, char **names, int nnames,
-								  const char *holder, int64 timeout_us);
+								  const char *holder, int64 timeout_us,
+								  bool until_written);
 extern void sync_keyed_wait_held(SyncKeyedWait *w);
 
 #endif							/* SYNC_KEYED_WAIT_H */

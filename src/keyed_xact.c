@@ -13,8 +13,8 @@
  * controllers_lock (controllers.c) in that module's order.  syncwf.c calls
  * the sync_keyed_xact_at_* functions from its transaction callbacks.
  *
- * Layer 6: calls layers 0-5 (lock_table.c, outbox.c, wait_queue.c,
- * controllers.c, request.c, holders.c).
+ * Layer 6: calls layers 0-5 (lock_table.c, outbox.c, wakeups.c,
+ * wait_queue.c, controllers.c, request.c, holders.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -31,6 +31,7 @@
 #include "outbox.h"
 #include "request.h"
 #include "wait_queue.h"
+#include "wakeups.h"
 
 /* What this transaction did to keyed entries, applied at commit. */
 typedef enum KeyedOpKind
@@ -430,7 +431,11 @@ sync_apply_entry_update(KeyedOp *op)
 					sync_lease_scheduled(op->at);
 			}
 			else if (e->token == op->token)
+			{
 				e->persisted = true;
+				/* a sync_wait in a snapshot transaction waits for this */
+				sync_holder_changed(e->holder->tag.dbid, e->holder->tag.key);
+			}
 		}
 		LWLockRelease(partition);
 	}

@@ -12,7 +12,11 @@
 #    and, for a pending entry, waits and is woken by a release like any
 #    other;
 #  - after a crash (SIGKILL of a backend) the same: the first call,
-#    sync_wait, loads and waits.
+#    sync_wait, loads and waits;
+#  - in a REPEATABLE READ transaction sync_wait does not write the grant
+#    (its snapshot could not update a row the worker may have written): it
+#    keeps waiting after the grant until sync_reconcile() has written it,
+#    and returns at that commit with the token sync_state records.
 use strict;
 use warnings FATAL => 'all';
 
@@ -122,7 +126,27 @@ $out = $w4->query_safe('SELECT 1');
 my ($t4) = $out =~ /token:(\d+)/;
 ok(defined $t4 && $t4 > $t3, 'W4 is woken by the release, with a larger token') or diag($out);
 $w4->quit;
+
+# --- REPEATABLE READ: the grant counts once someone else has written it ----------
+is(sq(q{SELECT status FROM sync_request('mtx/sw/a', 'ns/wf-5')}), 'pending', 'ns/wf-5 is pending');
+my ($w5, $w5_pid) = start_wait(q{BEGIN ISOLATION LEVEL REPEATABLE READ;
+	SELECT 'token:' || sync_wait('mtx/sw/a', 'ns/wf-5')});
+wait_sleeping($w5_pid, 'W5, in a REPEATABLE READ transaction,');
 sq(q{SELECT sync_release('mtx/sw/a', 'ns/wf-4')});
+ok($node->poll_query_until('postgres',
+		q{SELECT count(*) = 1 FROM sync_holders WHERE lock_name = 'mtx/sw/a' AND holder = 'ns/wf-5'}),
+	'ns/wf-5 is granted in shared memory');
+usleep(300_000);
+is(sq(qq{SELECT wait_event_type FROM pg_stat_activity WHERE pid = $w5_pid}), 'Extension',
+	'W5 still waits: nobody has written the grant (the worker is off)');
+is(sq(q{SELECT held FROM sync_state WHERE workflowkey = 'ns/wf-5'}), 'f', '... sync_state says pending');
+is(sq(q{SELECT sync_reconcile()}), '1', 'sync_reconcile() writes the grant');
+$out = $w5->query_safe('COMMIT');
+my ($t5) = $out =~ /token:(\d+)/;
+is($t5 // '', sq(q{SELECT token FROM sync_state WHERE workflowkey = 'ns/wf-5'}),
+	'W5 returns at that commit, with the token sync_state records') or diag($out);
+$w5->quit;
+sq(q{SELECT sync_release('mtx/sw/a', 'ns/wf-5')});
 is(sq('SELECT count(*) FROM sync_state'), '0', 'nothing is left');
 
 $node->stop;
