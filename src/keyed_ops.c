@@ -496,8 +496,9 @@ sync_keyed_is_held(const char *name, const char *holder, bool has_token,
  *	  written now, in this transaction, as a repeated sync_request does (if
  *	  the worker is writing it at that moment, the update waits for it and
  *	  then finds it written).  Then one more look: each grant is still there
- *	  (a held entry cannot become pending again, so this does not wait), or
- *	  SW002 says it was lost meanwhile;
+ *	  (this does not wait: a held entry becomes pending again only if the
+ *	  claim that granted it rolls back), or SW002 says it was lost
+ *	  meanwhile;
  *	- under REPEATABLE READ and SERIALIZABLE, whose snapshot would make
  *	  that update fail whenever the worker wrote the row first, the wait
  *	  lasts until the grant is written by someone else (the worker, within

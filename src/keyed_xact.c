@@ -264,6 +264,8 @@ sync_keyed_xact_claim(const char *name, const char *holder,
 		else
 		{
 			sync_claim_grant(e);
+			/* no grant hook for a claim: wake sync_wait here */
+			sync_holder_changed(e->holder->tag.dbid, e->holder->tag.key);
 			if (e->lease_us > 0)
 				e->lease_expires = e->since + e->lease_us;
 			e->persisted = true;	/* the claiming UPDATE writes it */
