@@ -10,7 +10,7 @@
 -- temporary sync_state, a failing = and clock_timestamp() ahead of
 -- pg_catalog) does not reach syncwf's own statements.
 BEGIN;
-SELECT plan(116);
+SELECT plan(119);
 
 CREATE ROLE tap_kp_user NOLOGIN;            -- an ordinary role
 CREATE ROLE tap_kp_other NOLOGIN;           -- another ordinary role
