@@ -198,6 +198,26 @@ COMMIT;
 SELECT lock_name, holder FROM sync_holders WHERE holder = 'ns/wf-6' ORDER BY 1;
 SELECT sync_release_holder('ns/wf-6');
 
+-- two workflows created in the same second, each with two locks, queued in
+-- opposite orders: each keeps one fraction of a second in both rows, so
+-- that they are in the same order in both queues (Argo's and syncwf's),
+-- and neither waits for the other forever
+EXECUTE add_to_queue('mtx/argo/t1', 'ns/wf-t1', 'ctl-a', false, 0, '2020-01-01 12:00:00');
+EXECUTE add_to_queue('mtx/argo/t2', 'ns/wf-t2', 'ctl-b', false, 0, '2020-01-01 12:00:00');
+EXECUTE add_to_queue('mtx/argo/t2', 'ns/wf-t1', 'ctl-a', false, 0, '2020-01-01 12:00:00');
+EXECUTE add_to_queue('mtx/argo/t1', 'ns/wf-t2', 'ctl-b', false, 0, '2020-01-01 12:00:00');
+SELECT workflowkey, count(DISTINCT time) AS times,
+       bool_and(date_trunc('second', time) = '2020-01-01 12:00:00') AS same_second
+  FROM sync_state WHERE name IN ('mtx/argo/t1', 'mtx/argo/t2') GROUP BY 1 ORDER BY 1;
+SELECT (SELECT string_agg(holder, ',' ORDER BY position) FROM sync_waiters WHERE lock_name = 'mtx/argo/t1') =
+       (SELECT string_agg(holder, ',' ORDER BY position) FROM sync_waiters WHERE lock_name = 'mtx/argo/t2')
+       AS same_order_in_both,
+       (SELECT string_agg(workflowkey, ',') FROM (SELECT workflowkey FROM sync_state WHERE name = 'mtx/argo/t1'
+         ORDER BY priority DESC, time ASC) q) =
+       (SELECT string_agg(workflowkey, ',') FROM (SELECT workflowkey FROM sync_state WHERE name = 'mtx/argo/t2'
+         ORDER BY priority DESC, time ASC) q) AS same_order_for_argo;
+SELECT sync_release_holder('ns/wf-t1'), sync_release_holder('ns/wf-t2');
+
 -- refused writes
 EXECUTE add_to_queue('mtx/argo/m', 'ns/wf-7', 'ctl-a', false, 0, NULL);
 CALL regress_util.expect_error($$EXECUTE add_to_queue('mtx/argo/m', 'ns/wf-7', 'ctl-b', false, 0, NULL)$$);

@@ -27,6 +27,7 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "common/hashfn.h"
 #include "commands/trigger.h"
 #include "executor/spi.h"
 #include "fmgr.h"
@@ -133,6 +134,25 @@ sync_state_fill(Relation rel, HeapTuple tuple, const SyncStateRow *row, bool all
 	return heap_modify_tuple_by_cols(tuple, desc, ncols, cols, values, isnull);
 }
 
+/*
+ * Argo orders its queue by priority and the workflow's creation time, which
+ * Kubernetes keeps in whole seconds: workflows created in the same second
+ * tie, and PostgreSQL returns tied rows in any order, not necessarily the
+ * same in each lock's queue.  A workflow with two locks can then be first
+ * in one queue while another is first in the other, and each waits for the
+ * other forever.  So a time of a whole second gets a fraction of a second
+ * of its own, the same for every row of a holder (a hash of its key):
+ * ties are broken alike in every queue, Argo's and syncwf's.
+ */
+static TimestampTz
+sync_tie_break(TimestampTz t, const char *holder)
+{
+	if (t % USECS_PER_SEC != 0)
+		return t;
+	return t + (TimestampTz) (hash_bytes((const unsigned char *) holder,
+										 (int) strlen(holder)) % USECS_PER_SEC);
+}
+
 /* A claim that cannot be granted now: the writer is to retry. */
 static void
 sync_claim_refused(const char *name, const char *holder)
@@ -193,6 +213,8 @@ sync_state_foreign_insert(Relation rel, HeapTuple tuple)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("time of a sync_state row must be a finite time"),
 				 errhint("Write the workflow's creation time, or NULL for now.")));
+	if (kr.has_queued_at)
+		kr.queued_at = sync_tie_break(kr.queued_at, kr.holder);
 	kr.names = &name;
 	kr.nnames = 1;
 	kr.admit_limit = -1;
