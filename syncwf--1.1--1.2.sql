@@ -13,6 +13,18 @@ COMMENT ON COLUMN sync_state.claim IS
     'true: inserted by its writer (Argo''s controller) and granted only when that writer sets held = true';
 GRANT INSERT, UPDATE ON sync_state TO syncwf_admin;
 
+-- A claim that could not be granted when its statement ran (docs/argo.md)
+-- is tried again at commit.
+CREATE FUNCTION sync_state_claimed()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'sync_state_claimed'
+LANGUAGE C;
+CREATE CONSTRAINT TRIGGER sync_state_claimed
+    AFTER INSERT OR UPDATE ON sync_state
+    DEFERRABLE INITIALLY DEFERRED
+    FOR EACH ROW WHEN (NEW.held AND NEW.token IS NULL)
+    EXECUTE FUNCTION sync_state_claimed();
+
 -- What Argo's migration creates besides the tables above: its lock table,
 -- and the record of its migration, at the last change of Argo 3.7 and 4.x,
 -- so that the migration finds nothing to do.

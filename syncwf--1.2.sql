@@ -256,6 +256,17 @@ CREATE TRIGGER sync_state_deleted
 CREATE TRIGGER sync_state_truncated
     AFTER TRUNCATE ON sync_state
     FOR EACH STATEMENT EXECUTE FUNCTION sync_state_deleted();
+-- A claim that could not be granted when its statement ran (docs/argo.md)
+-- is tried again at commit.
+CREATE FUNCTION sync_state_claimed()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'sync_state_claimed'
+LANGUAGE C;
+CREATE CONSTRAINT TRIGGER sync_state_claimed
+    AFTER INSERT OR UPDATE ON sync_state
+    DEFERRABLE INITIALLY DEFERRED
+    FOR EACH ROW WHEN (NEW.held AND NEW.token IS NULL)
+    EXECUTE FUNCTION sync_state_claimed();
 CREATE TRIGGER sync_controller_changed
     AFTER INSERT OR UPDATE OR DELETE ON sync_controller
     FOR EACH ROW EXECUTE FUNCTION sync_controller_changed();

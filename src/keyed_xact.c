@@ -257,7 +257,10 @@ sync_keyed_xact_claim(const char *name, const char *holder,
 		LWLock	   *partition = sync_partition_lock(e->lock->hashcode);
 
 		LWLockAcquire(partition, LW_EXCLUSIVE);
-		if (e->state == SYNC_ENTRY_HELD)
+		if (TransactionIdIsValid(e->release_xid) &&
+			TransactionIdIsCurrentTransactionId(e->release_xid))
+			outcome = SYNC_CLAIM_MISSING;	/* this transaction deleted it */
+		else if (e->state == SYNC_ENTRY_HELD)
 			outcome = SYNC_CLAIM_HELD;
 		else if (TransactionIdIsValid(e->release_xid) || !sync_claim_grantable(e))
 			outcome = SYNC_CLAIM_BUSY;
@@ -274,7 +277,7 @@ sync_keyed_xact_claim(const char *name, const char *holder,
 			op->request_id = e->request_id;
 			op->token = e->token;
 		}
-		if (outcome != SYNC_CLAIM_BUSY)
+		if (outcome == SYNC_CLAIM_GRANTED || outcome == SYNC_CLAIM_HELD)
 		{
 			*granted_at = e->since;
 			info->found = true;

@@ -112,7 +112,8 @@ sync_state_fill(Relation rel, HeapTuple tuple, const SyncStateRow *row, bool all
 	values[0] = BoolGetDatum(row->held);
 	values[1] = Int64GetDatum(row->token);
 	values[2] = TimestampTzGetDatum(row->granted_at);
-	isnull[1] = isnull[2] = !row->held;
+	/* held without a token: a claim that is tried again at commit */
+	isnull[1] = isnull[2] = (!row->held || row->token == 0);
 	values[3] = TimestampTzGetDatum(row->lease_expires);
 	isnull[3] = (row->lease_expires == 0);
 	values[4] = Int32GetDatum(row->priority);
@@ -153,7 +154,37 @@ sync_tie_break(TimestampTz t, const char *holder)
 										 (int) strlen(holder)) % USECS_PER_SEC);
 }
 
-/* A claim that cannot be granted now: the writer is to retry. */
+/*
+ * The claim of (name, holder) by the statement running now: true when it is
+ * granted (row has the grant), false when it cannot be granted yet.  Then
+ * the row is written held = true without a token, and the deferred trigger
+ * sync_state_claimed() tries again at commit: a claim that still cannot be
+ * granted fails the transaction there, as a serialization failure found at
+ * commit does, which every version of Argo retries.
+ */
+static bool
+sync_state_claim_now(const char *name, const char *holder,
+					 const char *controller, SyncStateRow *row)
+{
+	switch (sync_keyed_claim(name, holder, controller, row))
+	{
+		case SYNC_CLAIM_GRANTED:
+		case SYNC_CLAIM_HELD:
+			return true;
+		case SYNC_CLAIM_BUSY:
+			row->held = true;
+			row->token = 0;
+			return false;
+		case SYNC_CLAIM_MISSING:
+			break;
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("lock \"%s\" has no request of holder \"%s\" to claim", name, holder)));
+	return false;				/* keep the compiler quiet */
+}
+
+/* A claim that cannot be granted at commit: the writer is to retry. */
 static void
 sync_claim_refused(const char *name, const char *holder)
 {
@@ -178,7 +209,8 @@ sync_state_foreign_insert(Relation rel, HeapTuple tuple)
 	SyncKeyedResult result;
 	SyncStateRow row;
 	char	   *name = sync_state_text(rel, tuple, "name");
-	bool		isnull;
+	bool		isnull,
+				held;
 	Datum		d;
 
 	memset(&kr, 0, sizeof(kr));
@@ -201,7 +233,8 @@ sync_state_foreign_insert(Relation rel, HeapTuple tuple)
 	if (kr.controller)
 		sync_check_key(kr.controller, "controller");
 	d = sync_state_column(rel, tuple, "held", &isnull);
-	kr.mode = (!isnull && DatumGetBool(d)) ? SYNC_KEYED_TRY : SYNC_KEYED_QUEUE;
+	held = !isnull && DatumGetBool(d);
+	kr.mode = SYNC_KEYED_QUEUE;
 	d = sync_state_column(rel, tuple, "priority", &isnull);
 	kr.has_priority = true;
 	kr.priority = isnull ? 0 : DatumGetInt32(d);
@@ -221,18 +254,7 @@ sync_state_foreign_insert(Relation rel, HeapTuple tuple)
 	kr.claim = true;
 	kr.row_out = &row;
 
-	for (int waits = 0;; waits++)
-	{
-		sync_keyed_request(&kr, &result);
-		if (!result.refused)
-			break;
-		if (waits >= SYNC_CLAIM_WAITS || !sync_keyed_unwritten_grants(name))
-			sync_claim_refused(name, kr.holder);
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 SYNC_CLAIM_WAIT_MS, sync_wait_event(SYNC_WAIT_ACQUIRE));
-		ResetLatch(MyLatch);
-		CHECK_FOR_INTERRUPTS();
-	}
+	sync_keyed_request(&kr, &result);
 	if (row.name == NULL)
 	{
 		/* the holder has an entry for this lock already */
@@ -242,8 +264,9 @@ sync_state_foreign_insert(Relation rel, HeapTuple tuple)
 				 errdetail("Key (name, workflowkey)=(%s, %s) already exists.", name, kr.holder),
 				 errhint("A holder key has one entry per lock, whichever controller wrote it.")));
 	}
-	if (result.held)
-		sync_keyed_notify("granted", name, kr.holder, result.token, kr.controller, NULL);
+	/* a held row: the request, then its claim (Argo's InsertHeldState) */
+	if (held)
+		(void) sync_state_claim_now(name, kr.holder, kr.controller, &row);
 	return sync_state_fill(rel, tuple, &row, true);
 }
 
@@ -299,19 +322,7 @@ sync_state_foreign_update(Relation rel, HeapTuple oldtup, HeapTuple newtup)
 	name = sync_state_text(rel, oldtup, "name");
 	holder = sync_state_text(rel, oldtup, "workflowkey");
 	memset(&row, 0, sizeof(row));
-	switch (sync_keyed_claim(name, holder, sync_state_text(rel, oldtup, "controller"), &row))
-	{
-		case SYNC_CLAIM_GRANTED:
-		case SYNC_CLAIM_HELD:
-			break;
-		case SYNC_CLAIM_BUSY:
-			sync_claim_refused(name, holder);
-			break;
-		case SYNC_CLAIM_MISSING:
-			ereport(ERROR,
-					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("lock \"%s\" has no request of holder \"%s\" to claim", name, holder)));
-	}
+	(void) sync_state_claim_now(name, holder, sync_state_text(rel, oldtup, "controller"), &row);
 	return sync_state_fill(rel, newtup, &row, false);
 }
 
@@ -350,6 +361,52 @@ sync_state_guard(PG_FUNCTION_ARGS)
 		return PointerGetDatum(sync_state_foreign_update(rel, trigdata->tg_trigtuple,
 														 trigdata->tg_newtuple));
 	return PointerGetDatum(sync_state_foreign_insert(rel, trigdata->tg_trigtuple));
+}
+
+/*
+ * AFTER INSERT OR UPDATE (row) on sync_state, deferred to commit, for a row
+ * written held = true without a token: a claim that could not be granted
+ * when its statement ran (sync_state_claim_now()).  Tried again now
+ * (waiting, as then, for grants the worker is writing); granted, the grant
+ * is written into the row; still not, the transaction fails with 40001.  A
+ * row this transaction has deleted since needs nothing.
+ */
+PG_FUNCTION_INFO_V1(sync_state_claimed);
+Datum
+sync_state_claimed(PG_FUNCTION_ARGS)
+{
+	TriggerData *trigdata = sync_trigger_data(fcinfo, "sync_state_claimed");
+	Relation	rel = trigdata->tg_relation;
+	HeapTuple	tuple = TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event) ?
+		trigdata->tg_newtuple : trigdata->tg_trigtuple;
+	SyncStateRow row;
+	bool		isnull;
+	Datum		d;
+
+	sync_require_shmem();
+	if (!sync_keyed_database())
+		return PointerGetDatum(NULL);
+	memset(&row, 0, sizeof(row));
+	row.name = sync_state_text(rel, tuple, "name");
+	row.holder = sync_state_text(rel, tuple, "workflowkey");
+	row.controller = sync_state_text(rel, tuple, "controller");
+	d = sync_state_column(rel, tuple, "request_id", &isnull);
+	if (row.name == NULL || row.holder == NULL || isnull)
+		return PointerGetDatum(NULL);
+	row.request_id = DatumGetInt64(d);
+	switch (sync_keyed_claim(row.name, row.holder, row.controller, &row))
+	{
+		case SYNC_CLAIM_GRANTED:
+		case SYNC_CLAIM_HELD:
+			(void) sync_state_persist(&row, NULL);
+			break;
+		case SYNC_CLAIM_BUSY:
+			sync_claim_refused(row.name, row.holder);
+			break;
+		case SYNC_CLAIM_MISSING:
+			break;				/* deleted since */
+	}
+	return PointerGetDatum(NULL);
 }
 
 /*

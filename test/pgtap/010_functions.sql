@@ -142,7 +142,7 @@ SELECT bag_eq(
          AND d.deptype = 'e'$$,
     $$SELECT format('%I(%s)', fname, array_to_string(args, ',')) FROM api
       UNION ALL VALUES ('sync_channel(text)'), ('sync_lock_status()'), ('sync_entry_status()'), ('sync_limit_changed()'),
-                       ('sync_state_guard()'), ('sync_state_deleted()'), ('sync_controller_changed()'),
+                       ('sync_state_guard()'), ('sync_state_deleted()'), ('sync_state_claimed()'), ('sync_controller_changed()'),
                        ('sync_controller_stamp()'), ('sync_launch_plan_changed()'),
                        ('sync_execution_changed()'), ('sync_launch_plan_metrics(interval)')$$,
     'extension syncwf owns exactly the API functions, the monitoring SRFs and the trigger functions');

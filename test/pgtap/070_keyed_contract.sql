@@ -34,7 +34,7 @@ $$;
 DELETE FROM sync_controller WHERE controller = 'tap_kc/ctl';   -- inactive at commit
 
 BEGIN;
-SELECT plan(227);
+SELECT plan(229);
 
 -- What sync_request returned, by tag.
 CREATE TEMP TABLE tap_kc_r (tag text PRIMARY KEY, status text, token bigint, queue_position integer);
@@ -102,8 +102,8 @@ SELECT is((SELECT count(*)::int FROM pg_catalog.pg_depend d
           2, 'sync_state and sync_controller belong to extension syncwf');
 
 -- Triggers ---------------------------------------------------------------------------
-SELECT triggers_are('sync_state', ARRAY['sync_state_guard', 'sync_state_deleted', 'sync_state_truncated'],
-                    'sync_state has exactly the triggers sync_state_guard, sync_state_deleted, sync_state_truncated');
+SELECT triggers_are('sync_state', ARRAY['sync_state_guard', 'sync_state_deleted', 'sync_state_truncated', 'sync_state_claimed'],
+                    'sync_state has exactly the triggers sync_state_guard, sync_state_deleted, sync_state_truncated, sync_state_claimed');
 SELECT triggers_are('sync_controller', ARRAY['sync_controller_stamp', 'sync_controller_changed', 'sync_controller_truncated'],
                     'sync_controller has exactly the triggers sync_controller_stamp, sync_controller_changed, sync_controller_truncated');
 SELECT trigger_is(t, g, f, format('trigger %s on %s calls %s()', g, t, f))
@@ -111,6 +111,7 @@ SELECT trigger_is(t, g, f, format('trigger %s on %s calls %s()', g, t, f))
     ('sync_state',      'sync_state_guard',          'sync_state_guard'),
     ('sync_state',      'sync_state_deleted',        'sync_state_deleted'),
     ('sync_state',      'sync_state_truncated',      'sync_state_deleted'),
+    ('sync_state',      'sync_state_claimed',        'sync_state_claimed'),
     ('sync_controller', 'sync_controller_stamp',     'sync_controller_stamp'),
     ('sync_controller', 'sync_controller_changed',   'sync_controller_changed'),
     ('sync_controller', 'sync_controller_truncated', 'sync_controller_changed')
@@ -128,6 +129,11 @@ SELECT matches(
     ('sync_controller', 'sync_controller_changed',   'AFTER INSERT OR DELETE OR UPDATE',  'ROW'),
     ('sync_controller', 'sync_controller_truncated', 'AFTER TRUNCATE',                    'STATEMENT')
   ) AS x(t, g, d, l);
+SELECT matches(
+    (SELECT pg_catalog.pg_get_triggerdef(oid) FROM pg_catalog.pg_trigger
+      WHERE tgrelid = 'sync_state'::regclass AND tgname = 'sync_state_claimed'),
+    '^CREATE CONSTRAINT TRIGGER sync_state_claimed AFTER INSERT OR UPDATE ON \S*sync_state DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN \(\(new\.held AND \(new\.token IS NULL\)\)\) ',
+    'trigger sync_state_claimed: AFTER INSERT OR UPDATE, deferred, for rows held without a token');
 SELECT is((SELECT count(*)::int FROM pg_catalog.pg_trigger
             WHERE tgrelid IN ('sync_state'::regclass, 'sync_controller'::regclass)
               AND tgenabled <> 'O'),
@@ -465,6 +471,9 @@ SELECT ok((SELECT at FROM tap_kc_stamp WHERE n = 2) BETWEEN (SELECT at FROM tap_
 -- Manual edits of sync_state ------------------------------------------------------------------
 -- (docs/argo.md: an INSERT is a claim-only request, an UPDATE setting held
 -- = true its claim, granted only if syncwf may grant it now)
+-- (the claim that cannot be granted is tried again at commit: checked at
+-- the end of each statement here)
+SET CONSTRAINTS sync_state_claimed IMMEDIATE;
 SELECT throws_ok(
     $$INSERT INTO sync_state (name, workflowkey, held, priority, time, owner, request_id, seq)
       VALUES ('mtx/tap_kc/a', 'tap_kc/forged', true, 0, now(), current_user::regrole, 1, 1)$$,
@@ -472,6 +481,7 @@ SELECT throws_ok(
     'INSERT INTO sync_state of a held row for a held mutex raises 40001');
 SELECT throws_ok($$UPDATE sync_state SET held = true WHERE workflowkey = 'tap_kc/h2'$$, '40001', NULL,
                  'UPDATE sync_state SET held = true behind a held mutex raises 40001');
+SET CONSTRAINTS sync_state_claimed DEFERRED;
 SELECT throws_ok($$UPDATE sync_state SET priority = 3 WHERE workflowkey = 'tap_kc/h2'$$, '0A000', NULL,
                  'UPDATE sync_state of another column raises 0A000');
 SELECT is(sync_is_held('mtx/tap_kc/a', 'tap_kc/h2'), false, 'the refused UPDATE granted nothing');
