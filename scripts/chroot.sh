@@ -5,11 +5,14 @@
 #
 # A chroot is built from Debian's own packages: debootstrap --variant=minbase
 # of the suite that carries the major (17: trixie, 18: sid), then Debian's
-# postgresql-N, -server-dev-N, -pgtap, -cron and the Perl test modules.
-# It lives outside the clone, in $SYNCWF_CACHE (default /var/cache/syncwf),
-# as pgN-SUITE/, and is reused while its stamp file matches the recipe below;
-# a changed recipe rebuilds it. Building takes a few minutes; reusing it,
-# none. Needs root (debootstrap, chroot, mount).
+# postgresql-N, -server-dev-N, -pgtap, -cron, pgbouncer and the Perl test
+# modules. It lives outside the clone, in $SYNCWF_CACHE (default
+# /var/cache/syncwf), as pgN-SUITE/, and is reused while its stamp file
+# matches the recipe below. A changed recipe number or suite rebuilds it; a
+# package list that only grew installs the missing packages into the cached
+# chroot (so a cache made before a package joined the list gets it, without
+# a rebuild). Building takes a few minutes; reusing it, none. Needs root
+# (debootstrap, chroot, mount).
 #
 # While tests run, the chroot gets /proc, a tmpfs on /dev/shm (mode 1777;
 # PostgreSQL's dynamic shared memory lives there) and the clone itself,
@@ -19,7 +22,9 @@
 # cluster.
 
 SYNCWF_CACHE="${SYNCWF_CACHE:-/var/cache/syncwf}"
-# Bump when the recipe changes: every cached chroot is then rebuilt.
+# Bump when the recipe changes: every cached chroot is then rebuilt. (A
+# package added to chroot_packages needs no bump: chroot_build installs it
+# into a cached chroot.)
 SYNCWF_CHROOT_RECIPE=3
 
 # The Debian suite that carries PostgreSQL major $1.
@@ -36,7 +41,7 @@ chroot_dir() { echo "$SYNCWF_CACHE/pg$1-$(chroot_suite "$1")"; }
 chroot_packages() {
     local m="$1"
     echo "postgresql-$m postgresql-server-dev-$m postgresql-$m-pgtap postgresql-$m-cron" \
-         "libipc-run-perl libtap-parser-sourcehandler-pgtap-perl make gcc libc6-dev" \
+         "pgbouncer libipc-run-perl libtap-parser-sourcehandler-pgtap-perl make gcc libc6-dev" \
          "procps ca-certificates"
 }
 
@@ -66,6 +71,44 @@ chroot_ready() {
         && [[ -x "$dir/usr/lib/postgresql/$1/bin/pg_config" ]]
 }
 
+# A cached chroot of the current recipe and suite, whatever its package
+# list: chroot_top_up can bring it up to date.
+chroot_base_ready() {
+    local dir; dir="$(chroot_dir "$1")"
+    [[ -f "$dir/.syncwf-stamp" ]] \
+        && [[ "$(head -n 2 "$dir/.syncwf-stamp")" == "$(chroot_stamp_text "$1" | head -n 2)" ]] \
+        && [[ -x "$dir/usr/lib/postgresql/$1/bin/pg_config" ]]
+}
+
+# chroot_top_up MAJOR: install the packages of chroot_packages that the
+# cached chroot lacks (only those: installed ones are not upgraded), then
+# stamp it with the current list. Idempotent; on failure the old stamp stays
+# and the next run tries again.
+chroot_top_up() {
+    local m="$1" dir p missing=() rc=0
+    dir="$(chroot_dir "$m")"
+    for p in $(chroot_packages "$m"); do
+        # shellcheck disable=SC2016  # ${Status} is dpkg-query's, not ours
+        [[ "$(chroot "$dir" dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" == "install ok installed" ]] \
+            || missing+=("$p")
+    done
+    if ((${#missing[@]})); then
+        echo "installing into the cached PostgreSQL $m chroot: ${missing[*]}"
+        chroot_mount_system "$dir"
+        chroot "$dir" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive \
+            LC_ALL=C.UTF-8 sh -c "apt-get update -q && apt-get install -y -q --no-install-recommends ${missing[*]}" \
+            >>"$dir.log" 2>&1 </dev/null || rc=$?
+        chroot "$dir" apt-get clean >/dev/null 2>&1 || true
+        chroot_umount_all "$dir"
+        if ((rc != 0)); then
+            tail -n 20 "$dir.log" >&2
+            echo "installing ${missing[*]} into the PostgreSQL $m chroot failed (log: $dir.log)" >&2
+            return 1
+        fi
+    fi
+    chroot_stamp_text "$m" >"$dir/.syncwf-stamp"
+}
+
 # chroot_mount_system DIR: /proc and a 1777 tmpfs on /dev/shm (idempotent).
 chroot_mount_system() {
     local dir="$1"
@@ -92,7 +135,8 @@ chroot_bind_repo() {
     mountpoint -q "$dir$root" || mount --bind "$root" "$dir$root"
 }
 
-# chroot_build MAJOR: build (or rebuild) the chroot for MAJOR unless ready.
+# chroot_build MAJOR: build (or rebuild) the chroot for MAJOR unless ready;
+# a cached one of the same recipe only gets the packages it lacks.
 # Prints progress to stdout; returns non-zero with a reason on stderr.
 chroot_build() {
     local m="$1" suite dir tmp mirror
@@ -100,6 +144,10 @@ chroot_build() {
     dir="$(chroot_dir "$m")"
     chroot_ready "$m" && return 0
     [[ "$(id -u)" -eq 0 ]] || { echo "building a chroot needs root" >&2; return 1; }
+    if chroot_base_ready "$m"; then
+        chroot_top_up "$m"
+        return
+    fi
     if ! command -v debootstrap >/dev/null 2>&1; then
         echo "installing debootstrap"
         DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends debootstrap </dev/null \

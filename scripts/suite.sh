@@ -3,9 +3,10 @@
 # of $SYNCWF_PG_MAJOR (default 15), on this machine or inside that major's
 # chroot. scripts/test.sh (README command 2, `make test`, .ci/run) runs this
 # once per major and adds the counts up; run it alone for one major on the
-# host. Installs what is missing, builds with assertions on (warnings are
-# errors), installs, then runs each layer against fresh servers started as
-# the unprivileged OS user "postgres". Never touches .cluster/ (setup.sh's).
+# host. Installs what is missing (pgbouncer too), builds with assertions on
+# (warnings are errors), installs, then runs each layer against fresh
+# servers started as the unprivileged OS user "postgres". Never touches
+# .cluster/ (setup.sh's).
 #
 # Layers:
 #   a. pg_regress  sql/NAME.sql + expected/NAME.out (or NAME_N.out, an
@@ -53,12 +54,16 @@ CONF="$ROOT/test/regress.conf"
 VALGRIND="${SYNCWF_VALGRIND:-0}"
 [[ "$VALGRIND" == 0 || -z "$VALGRIND" ]] && VALGRIND=0 || VALGRIND=1
 
+# Beyond what setup.sh installs: Debian's pgbouncer, which the Perl TAP
+# test 017_pgbouncer runs in front of its server (inside a chroot it is
+# there already, see scripts/chroot.sh).
+SUITE_PACKAGES=(pgbouncer)
 if [[ "${SYNCWF_NO_BUILD:-0}" == 1 ]]; then
-    ensure_pg_user; load_pg_paths
+    ensure_packages "${SUITE_PACKAGES[@]}"; ensure_pg_user; load_pg_paths
 elif [[ "$VALGRIND" == 1 ]]; then
-    syncwf_prepare valgrind
+    syncwf_prepare "${SUITE_PACKAGES[@]}" valgrind
 else
-    syncwf_prepare
+    syncwf_prepare "${SUITE_PACKAGES[@]}"
 fi
 [[ -f "$CONF" ]] || die "missing $CONF"
 fresh_pg_dir "$OUT"
