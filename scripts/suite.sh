@@ -55,7 +55,7 @@ VALGRIND="${SYNCWF_VALGRIND:-0}"
 [[ "$VALGRIND" == 0 || -z "$VALGRIND" ]] && VALGRIND=0 || VALGRIND=1
 
 # Beyond what setup.sh installs: Debian's pgbouncer, which the Perl TAP
-# test 017_pgbouncer runs in front of its server (inside a chroot it is
+# test 021_pgbouncer runs in front of its server (inside a chroot it is
 # there already, see scripts/chroot.sh).
 SUITE_PACKAGES=(pgbouncer)
 if [[ "${SYNCWF_NO_BUILD:-0}" == 1 ]]; then
