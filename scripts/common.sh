@@ -52,6 +52,17 @@ pkg_installed() {
     [[ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null)" == "install ok installed" ]]
 }
 
+# apt_install PACKAGE...: install these Debian packages (apt-get update first).
+apt_install() {
+    log "installing missing packages: $*"
+    command -v apt-get >/dev/null 2>&1 || die "apt-get not found; install manually: $*"
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q \
+        || die "apt-get update failed"
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+        --no-install-recommends "$@" </dev/null \
+        || die "apt-get install failed: $*"
+}
+
 # ensure_packages [extra-package...]: install whatever is missing of
 # SYNCWF_APT_PACKAGES + extras (+ build-essential when gcc/make are missing).
 # Does not touch apt at all when everything is present.
@@ -66,13 +77,53 @@ ensure_packages() {
     if ((${#missing[@]} == 0)); then
         return 0
     fi
-    log "installing missing packages: ${missing[*]}"
-    command -v apt-get >/dev/null 2>&1 || die "apt-get not found; install manually: ${missing[*]}"
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q \
-        || die "apt-get update failed"
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
-        --no-install-recommends "${missing[@]}" </dev/null \
-        || die "apt-get install failed: ${missing[*]}"
+    apt_install "${missing[@]}"
+}
+
+# The client examples (examples/; test/t/030_example_python.pl and
+# 031_example_node.pl run them) need psycopg 3 for Debian's /usr/bin/python3,
+# a node, and node-postgres as examples/node/package-lock.json pins it, in
+# examples/node/node_modules. Commands are checked rather than package names,
+# so a node installed otherwise (NodeSource's, say) is used as it is.
+#
+# node_modules come from $SYNCWF_CACHE/npm/SHA/ (SHA: the lockfile's
+# sha256), outside the clone: `npm ci` fills it once per lockfile (npm from
+# Debian when missing; the only step that needs the npm registry), later
+# runs copy it. The copy in the clone carries the lockfile's sha256 in
+# node_modules/.syncwf-lock-sha256 and is left alone while that matches, so
+# inside a chroot, where the host's run has made the copy already, neither
+# npm nor the cache is needed.
+SYNCWF_CACHE="${SYNCWF_CACHE:-/var/cache/syncwf}"
+ensure_example_runtimes() {
+    local missing=()
+    /usr/bin/python3 -c 'import psycopg' >/dev/null 2>&1 || missing+=(python3-psycopg)
+    command -v node >/dev/null 2>&1 || missing+=(nodejs)
+    ((${#missing[@]} == 0)) || apt_install "${missing[@]}"
+    ensure_node_modules
+}
+
+ensure_node_modules() {
+    local dir="$SYNCWF_ROOT/examples/node" sum cache tmp
+    sum="$(sha256sum "$dir/package-lock.json" | cut -d' ' -f1)"
+    [[ "$(cat "$dir/node_modules/.syncwf-lock-sha256" 2>/dev/null)" == "$sum" ]] && return 0
+    cache="$SYNCWF_CACHE/npm/$sum"
+    if [[ ! -d "$cache/node_modules" ]]; then
+        command -v npm >/dev/null 2>&1 || apt_install npm
+        log "installing examples/node's packages into $cache (npm ci)"
+        mkdir -p "$SYNCWF_CACHE/npm" || die "cannot create $SYNCWF_CACHE/npm (set SYNCWF_CACHE)"
+        rm -rf "$cache"
+        tmp="$(mktemp -d "$cache.XXXXXX")"
+        cp "$dir/package.json" "$dir/package-lock.json" "$tmp/"
+        (cd "$tmp" && npm ci --no-audit --no-fund --ignore-scripts \
+            --cache "$SYNCWF_CACHE/npm/cache") >"$tmp.log" 2>&1 </dev/null \
+            || { cat "$tmp.log"; rm -rf "$tmp"; die "npm ci failed (examples/node)"; }
+        rm -f "$tmp.log"
+        # Another run may have filled it meanwhile: then keep that one.
+        mv -T "$tmp" "$cache" 2>/dev/null || rm -rf "$tmp"
+    fi
+    rm -rf "$dir/node_modules"
+    cp -a "$cache/node_modules" "$dir/node_modules"
+    echo "$sum" >"$dir/node_modules/.syncwf-lock-sha256"
 }
 
 # Create the unprivileged OS user if it does not exist.

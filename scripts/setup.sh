@@ -4,6 +4,8 @@
 #   scripts/setup.sh          install missing packages, build, install, (re)start
 #                             the cluster, create database "syncwf" with the
 #                             extension, print the psql command to connect
+#                             and a DATABASE_URL for the client examples
+#                             (whose runtimes it installs too, see common.sh)
 #   scripts/setup.sh stop     stop the cluster
 #   scripts/setup.sh reset    stop the cluster and delete .cluster/ entirely
 #
@@ -59,6 +61,9 @@ esac
 
 # shellcheck disable=SC2119  # no extra packages
 syncwf_prepare
+# What the client examples of examples/ need (psycopg, node, node-postgres),
+# so that they run against this cluster; the cluster does not need them.
+(ensure_example_runtimes) || echo "warning: the client examples' runtimes could not be installed" >&2
 
 if [[ ! -f "$PGDATA_DIR/PG_VERSION" ]]; then
     log "creating cluster in $PGDATA_DIR"
@@ -131,3 +136,5 @@ echo "$sql_sum" >"$CLUSTER/extension.sha256"
 log "ready; server log: $LOGFILE"
 echo "connect with:"
 echo "psql -h $SOCKDIR -p $PORT -U postgres $DB"
+echo "or, for the client examples (examples/README.md):"
+echo "export DATABASE_URL=postgresql://postgres@localhost:$PORT/$DB"

@@ -22,6 +22,9 @@
 #   d. Perl TAP    test/t/*.pl, run by prove from cwd test/ with
 #                  PostgreSQL::Test::Cluster from PGXS on @INC (and test/ for
 #                  helper modules); each test configures its own nodes.
+#                  test/t/*_example_*.pl run the client examples of
+#                  examples/, whose runtimes are installed first where
+#                  missing (common.sh, ensure_example_runtimes).
 #
 # Output goes to $SYNCWF_TEST_OUT (default .test-out/pgN/, recreated). The
 # last line printed is "N passed, N failed", counting test units: one per
@@ -434,6 +437,13 @@ layer_tap() {
         echo "no tests (no test/t/*.pl)"; record "$name" 0 0 "no tests"; return
     fi
     run_pg mkdir -p "$dir/tmp_check"
+    # The client examples' runtimes (python3-psycopg, node, node-postgres;
+    # see common.sh), for the tests that run them. Installed where missing,
+    # also in an already cached chroot; if that fails, those tests fail
+    # and say what is missing.
+    if [[ " ${files[*]} " == *_example_* ]] && ! (ensure_example_runtimes); then
+        echo "warning: the client examples' runtimes could not be installed" >&2
+    fi
     # What PGXS's prove_installcheck sets: TESTDIR (tmp_check/ and its log/
     # go under it), PG_REGRESS (Cluster.pm's init runs pg_regress
     # --config-auth), the PG bindir first on PATH (initdb, pg_ctl, psql,

@@ -48,6 +48,13 @@ for m in "${majors[@]}"; do
 done
 
 is_root || die "the test command runs as root (it installs packages and builds chroots)"
+# node-postgres for the Node.js example, in examples/node/node_modules: made
+# here, on this machine, where npm and its cache are (see common.sh); the
+# chroots see it through the clone. If that fails, the Node.js example's
+# test fails and says so.
+if [[ " ${SYNCWF_LAYERS:-tap} " == *" tap "* ]] && ! (ensure_node_modules); then
+    echo "warning: examples/node/node_modules could not be installed" >&2
+fi
 OUT_ROOT="$SYNCWF_ROOT/.test-out"
 rm -rf "$OUT_ROOT"
 mkdir -p "$OUT_ROOT"
