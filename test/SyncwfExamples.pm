@@ -15,7 +15,8 @@
 #    up with status 75 after its timeout (having waited in the queue, and
 #    left it) and at once with --try; once the other session releases, a
 #    waiting example is granted with a larger token, holds while it works
-#    and releases;
+#    and releases; its connection dropped during the job ends the hold at
+#    once, and the example says it lost it (status 1);
 #  - keyed worker: pending behind another holder, it keeps its place in the
 #    queue across a dropped connection (pg_terminate_backend), heartbeats
 #    its controller while it waits, is granted when the other holder
@@ -165,6 +166,20 @@ sub run_examples
 	is($sq->("SELECT count(*) FROM sync_holders WHERE lock_name = '$SESSION_LOCK'"), '0',
 		"$SESSION_LOCK is free again");
 	$other->quit;
+
+	# a session hold ends with its connection
+	my $drop = start_example($node, [ @{ $cmd{session} }, '--lock', $SESSION_LOCK, '--work', '3' ],
+		\%pg_env, "$lang session-hold (connection dropped during the job)");
+	my ($t_drop) = expect_line($drop, qr/acquired: \Q$SESSION_LOCK\E with token (\d+)/, 'acquired');
+	$sq->("SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+		  . " WHERE application_name = 'syncwf-example-session'");
+	ok( $node->poll_query_until('postgres',
+			"SELECT count(*) = 0 FROM sync_holders WHERE lock_name = '$SESSION_LOCK'"),
+		'its hold ended with its connection');
+	expect_line($drop, qr/lost: the connection dropped \(.*\), and the hold with it/,
+		'it says the hold is lost, after the job');
+	is(finish_example($drop), 1, "$lang session-hold exits with 1 when its connection dropped");
+	unlike($drop->{out}, qr/^released:/m, 'it did not report a release');
 
 	# --- keyed worker: queue, two dropped connections, refresh, release -------------
 	my ($blocker_status, $t0) = split /\|/,

@@ -11,10 +11,11 @@
 //
 // Without DATABASE_URL, node-postgres reads PGHOST, PGPORT, PGUSER,
 // PGDATABASE and PGPASSWORD. Exit status: 0 when the job ran, 75
-// (EX_TEMPFAIL) when the lock stayed busy.
+// (EX_TEMPFAIL) when the lock stayed busy, 1 when the connection dropped
+// during the job.
 'use strict';
 
-const { Client } = require('pg');
+const { Client, DatabaseError } = require('pg');
 const { parseArgs } = require('node:util');
 const { setTimeout: sleep } = require('node:timers/promises');
 
@@ -34,6 +35,10 @@ async function main() {
     connectionString: process.env.DATABASE_URL, // undefined: PG* variables
     application_name: 'syncwf-example-session',
   });
+  // A connection that drops ends the hold; without an 'error' listener it
+  // would also end the process at once.
+  let dropped = null; // why the connection dropped, if it did
+  client.on('error', (err) => { dropped ??= err; });
   await client.connect();
   try {
     let token;
@@ -68,15 +73,20 @@ async function main() {
     // a writer whose token is older than the newest it has seen.
     token = BigInt(token);
     console.log(`acquired: ${opts.lock} with token ${token}`);
+    await sleep(Number(opts.work) * 1000); // the job
+    console.log(`job done with token ${token}`);
     try {
-      await sleep(Number(opts.work) * 1000); // the job
-      console.log(`job done with token ${token}`);
-    } finally {
       // Ending the connection would release it too; releasing says so, and
       // frees the lock at once for the next waiter.
       await client.query('SELECT sync_release($1)', [opts.lock]);
-      console.log(`released: ${opts.lock}`);
+    } catch (err) {
+      if (err instanceof DatabaseError && !/^(08|57P0)/.test(err.code)) throw err;
+      // The connection dropped during the job, and the hold with it:
+      // someone else may have had the lock meanwhile.
+      console.log(`lost: the connection dropped (${(dropped ?? err).message}), and the hold with it`);
+      return 1;
     }
+    console.log(`released: ${opts.lock}`);
     return 0;
   } finally {
     await client.end();

@@ -10,7 +10,8 @@ dropped connection, use a keyed hold (keyed_worker.py).
         /usr/bin/python3 session_hold.py --lock mtx/billing/nightly-export
 
 Without DATABASE_URL, libpq's PGHOST, PGPORT, PGUSER, PGDATABASE, ... apply.
-Exit status: 0 when the job ran, 75 (EX_TEMPFAIL) when the lock stayed busy.
+Exit status: 0 when the job ran, 75 (EX_TEMPFAIL) when the lock stayed busy,
+1 when the connection dropped during the job.
 """
 
 import argparse
@@ -70,14 +71,20 @@ def main():
         # it to whatever the job changes, so that it can refuse a writer
         # whose token is older than the newest it has seen.
         log(f"acquired: {args.lock} with token {token}")
+        time.sleep(args.work)                        # the job
+        log(f"job done with token {token}")
         try:
-            time.sleep(args.work)                    # the job
-            log(f"job done with token {token}")
-        finally:
             # Closing the connection would release it too; releasing says
             # so, and frees the lock at once for the next waiter.
             conn.execute("SELECT sync_release(%s)", (args.lock,))
-            log(f"released: {args.lock}")
+        except psycopg.OperationalError as e:
+            if not conn.closed:
+                raise
+            # The connection dropped during the job, and the hold with it:
+            # someone else may have had the lock meanwhile.
+            log(f"lost: the connection dropped ({e}), and the hold with it")
+            return 1
+        log(f"released: {args.lock}")
     return 0
 
 
