@@ -38,6 +38,9 @@ chroot_suite() {
 
 chroot_dir() { echo "$SYNCWF_CACHE/pg$1-$(chroot_suite "$1")"; }
 
+# The client examples' runtimes (python3-psycopg, nodejs) are not part of
+# the recipe: scripts/suite.sh installs them where missing (common.sh,
+# ensure_example_runtimes), so cached chroots gain them without a rebuild.
 chroot_packages() {
     local m="$1"
     echo "postgresql-$m postgresql-server-dev-$m postgresql-$m-pgtap postgresql-$m-cron" \
