@@ -24,7 +24,8 @@
 #    across a second dropped connection, refreshes its lease past its first
 #    expiry, finishes and releases;
 #  - keyed worker: a hold taken away by sync_force_release makes it stop
-#    with status 1, without a release.
+#    with status 1, without a release; so does a pending request withdrawn
+#    by sync_force_release, at once, without requesting again.
 package SyncwfExamples;
 
 use strict;
@@ -263,6 +264,23 @@ sub run_examples
 	is(finish_example($l), 1, "$lang keyed-worker exits with 1 when the hold is lost");
 	unlike($l->{out}, qr/^released:/m, 'it did not release a hold it no longer had');
 	is($sq->("SELECT count(*) FROM sync_state WHERE workflowkey = '$holder'"), '0', 'no row is left');
+
+	# --- keyed worker: the pending request is withdrawn ---------------------------------
+	$sq->("SELECT sync_request('$LOCK', 'examples/blocker')");
+	$holder = 'examples/job-3';
+	my $wd = start_example($node,
+		[ @{ $cmd{keyed} }, '--lock', $LOCK, '--holder', $holder, '--controller', $CONTROLLER,
+		  '--lease', '3', '--wait-slice', '30' ],
+		\%url_env, "$lang keyed-worker (withdrawn while pending)");
+	expect_line($wd, qr/pending: \Q$LOCK\E for \Q$holder\E \(queue position 1\)/, 'pending');
+	is($sq->("SELECT sync_force_release('$LOCK', '$holder')"), 't',
+		'an administrator withdraws its request');
+	expect_line($wd, qr/lost: .*; stopping/, 'it notices at once (its wait slice is 30 s) and stops');
+	is(finish_example($wd), 1, "$lang keyed-worker exits with 1 when its request is withdrawn");
+	unlike($wd->{out}, qr/^granted:/m, 'it was never granted');
+	is($sq->("SELECT count(*) FROM sync_state WHERE workflowkey = '$holder'"), '0',
+		'it did not request again');
+	$sq->("SELECT sync_release('$LOCK', 'examples/blocker')");
 
 	$node->stop;
 	return;

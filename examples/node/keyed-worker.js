@@ -7,8 +7,8 @@
 // refreshes it, the server releases the hold when the lease runs out.
 //
 // The worker
-//   1. listens on channel "syncwf", then requests the lock for its holder key
-//      (sync_request never waits);
+//   1. listens on its controller's channel, then requests the lock for its
+//      holder key (sync_request never waits);
 //   2. while the request is pending, sleeps until a notification about it
 //      arrives, asking again (and heartbeating its controller) every slice;
 //   3. works in steps, refreshing the lease every third of it and checking
@@ -50,11 +50,12 @@ const lease = Number(opts.lease);
 class ConnectionLost extends Error {}
 class Lost extends Error {}
 
-// A connection that listens on "syncwf" and is made again after it drops.
-// Notifications about our holder are queued in `events`.
+// A connection that listens on the controller's channel and is made again
+// after it drops. Notifications about our holder are queued in `events`.
 class Database {
   constructor() {
     this.client = null;
+    this.channel = null; // where our controller's events are announced
     this.broken = true; // no usable connection
     this.why = ''; // what broke it
     this.events = [];
@@ -75,8 +76,12 @@ class Database {
       client.on('notification', (msg) => this.notified(msg));
       try {
         await client.connect();
-        // Listen before (re)requesting, so that no grant is missed.
-        await client.query('LISTEN syncwf');
+        // Every event of the entries that name our controller is sent on
+        // its channel too (channel "syncwf" has every controller's). Listen
+        // before (re)requesting, so that no grant is missed.
+        const { rows } = await client.query('SELECT sync_channel($1) AS channel', [opts.controller]);
+        this.channel = rows[0].channel;
+        await client.query(`LISTEN ${client.escapeIdentifier(this.channel)}`);
         this.client = client;
         this.broken = false;
         return;
@@ -106,11 +111,11 @@ class Database {
   }
 
   notified(msg) {
-    if (msg.channel !== 'syncwf') return;
+    if (msg.channel !== this.channel) return;
     // {"event": "granted", "lock": ..., "holder": ..., "token": ..., ...}.
-    // JSON.parse turns a token into a JavaScript number, exact only up to
-    // 2^53; this worker takes its token from sync_request instead, as a
-    // string, and uses the notification only as a wake-up.
+    // Tokens stay below 2^53, so JSON.parse reads them exactly; but a
+    // notification sent while we were disconnected is lost for good, so
+    // this worker uses them only as wake-ups and asks sync_request.
     const ev = JSON.parse(msg.payload);
     if (ev.lock !== lock || ev.holder !== holder) return; // another job's
     this.events.push(ev);

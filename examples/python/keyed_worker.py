@@ -124,23 +124,27 @@ def wait_for_grant(db, a):
             log(f"pending: {a.lock} for {a.holder} ({describe(position)})")
             while True:
                 try:
-                    # Sleeps until a slot reaches the request; SQLSTATE
-                    # 55P03 when the slice ends first.
-                    db.one("SELECT sync_wait(%s, %s, %s)",
-                           (a.lock, a.holder, timedelta(seconds=a.wait_slice)))
-                    break
+                    # Sleeps until a slot reaches the request, then returns
+                    # the token of the grant (written to sync_state by
+                    # then). SQLSTATE 55P03 when the slice ends first: the
+                    # request stays queued.
+                    return db.one("SELECT sync_wait(%s, %s, %s)",
+                                  (a.lock, a.holder, timedelta(seconds=a.wait_slice)))
                 except errors.LockNotAvailable:
                     # Still pending. A controller that stops heartbeating
                     # (syncwf.inactive_controller_timeout, 300 s by default)
                     # has its pending requests passed over.
                     db.one("SELECT sync_heartbeat(%s)", (a.controller,))
-            # Granted: ask again for the token. Unless the background
-            # worker has done so already, this writes the grant to
-            # sync_state, where sync_refresh and sync_is_held look.
         except ConnectionLost as e:
             # The request outlived the connection, and kept its place in
             # the queue; asking again reports it.
             db.reconnect(e)
+        except psycopg.Error as e:
+            # SW002: no request to wait for; someone withdrew it
+            # (sync_force_release, sync_forget_controller, a DELETE).
+            if e.sqlstate == "SW002":
+                raise Lost(first_line(e)) from e
+            raise
 
 
 def work(db, a, token):
@@ -215,15 +219,17 @@ def main():
     # Give up reconnecting after one lease: by then the hold is gone anyway.
     db = Database(os.environ.get("DATABASE_URL", ""), give_up_after=a.lease)
     db.connect()
-    token = wait_for_grant(db, a)
-    log(f"granted: {a.lock} to {a.holder} with token {token}")
     try:
+        token = wait_for_grant(db, a)
+        log(f"granted: {a.lock} to {a.holder} with token {token}")
         work(db, a, token)
     except Lost as e:
         log(f"lost: {e}; stopping")
         return 1
     except BaseException:
-        release(db, a)                # a failed job frees the lock at once
+        # A failed or interrupted job frees the lock at once (or withdraws
+        # its request) rather than when the lease runs out.
+        release(db, a)
         raise
     release(db, a)
     return 0

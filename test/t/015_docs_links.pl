@@ -1,7 +1,7 @@
 # Every relative link of the documentation leads somewhere.
 #
-# For each Markdown link of README.md and docs/*.md whose target has no
-# scheme (http:, https:, mailto:, ... are left alone):
+# For each Markdown link of README.md, docs/*.md and examples/README.md
+# whose target has no scheme (http:, https:, mailto:, ... are left alone):
 #
 #  - the file it names exists, relative to the linking file (a target that
 #    is only "#anchor" names the linking file itself);
@@ -153,7 +153,7 @@ sub links_of
 }
 
 my (@broken, %linked_from, $count);
-for my $page ('README.md', @pages)
+for my $page ('README.md', @pages, 'examples/README.md')
 {
 	my $from = "$root/$page";
 	for my $l (links_of($from))
@@ -180,8 +180,8 @@ for my $page ('README.md', @pages)
 		  unless anchors($file)->{$anchor};
 	}
 }
-ok($count > 50, "README.md and docs/*.md have relative links ($count)");
-is_deeply(\@broken, [], 'every relative link of README.md and docs/*.md resolves, anchors included')
+ok($count > 50, "README.md, docs/*.md and examples/README.md have relative links ($count)");
+is_deeply(\@broken, [], 'every relative link of README.md, docs/*.md and examples/README.md resolves, anchors included')
   or diag("broken links:\n" . join("\n", map { "  $_" } @broken));
 
 # Every page of docs/ can be reached from README.md: linked from it, or from
