@@ -61,7 +61,12 @@ class Database:
                 # autocommit: every statement is its own transaction, as
                 # syncwf's keyed functions expect (a request or a release
                 # takes effect when its transaction commits).
+                # prepare_threshold=None: no server-side prepared
+                # statements, so that the worker also runs through a
+                # transaction pooler (PgBouncer before 1.21 cannot follow
+                # them from one server connection to the next).
                 self.conn = psycopg.connect(self.conninfo, autocommit=True,
+                                            prepare_threshold=None,
                                             application_name=APPLICATION_NAME)
                 return
             except psycopg.OperationalError as e:
