@@ -82,7 +82,9 @@ def main():
                 raise
             # The connection dropped during the job, and the hold with it:
             # someone else may have had the lock meanwhile.
-            log(f"lost: the connection dropped ({e}), and the hold with it")
+            # (libpq's message may span lines: keep the log line whole)
+            why = " ".join(str(e).split())
+            log(f"lost: the connection dropped ({why}), and the hold with it")
             return 1
         log(f"released: {args.lock}")
     return 0
