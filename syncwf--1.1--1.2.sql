@@ -62,3 +62,48 @@ CREATE FUNCTION sync_channel(controller text)
 RETURNS text
 AS 'MODULE_PATHNAME', 'sync_channel'
 LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+-- sync_launch_plan_metrics (and so sync_launch_plan_stats) leaves out of
+-- its pending times the executions whose created_at and queued_at, written
+-- by hand, give a negative, infinite or out-of-range pending time; before,
+-- one such row made the function fail for everyone.
+CREATE OR REPLACE FUNCTION sync_launch_plan_metrics(window_length interval DEFAULT interval '1 hour')
+RETURNS TABLE (project text, domain text, name text, active bigint, pending bigint,
+               skipped bigint, aborted bigint, replaced bigint, timed_out bigint,
+               pending_p50 interval, pending_p95 interval, pending_max interval)
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT p.project, p.domain, p.name,
+           (SELECT count(*) FROM @extschema@.sync_execution e
+             WHERE (e.project, e.domain, e.name) = (p.project, p.domain, p.name)
+               AND e.phase IN ('QUEUED', 'RUNNING', 'SUCCEEDING', 'FAILING', 'ABORTING')),
+           (SELECT count(*) FROM @extschema@.sync_execution e
+             WHERE (e.project, e.domain, e.name) = (p.project, p.domain, p.name)
+               AND e.phase = 'PENDING'),
+           (SELECT count(*) FILTER (WHERE v.event = 'SKIPPED') FROM @extschema@.sync_launch_event v
+             WHERE (v.project, v.domain, v.name) = (p.project, p.domain, p.name)
+               AND v.at > now() - window_length),
+           (SELECT count(*) FILTER (WHERE v.event = 'ABORTED') FROM @extschema@.sync_launch_event v
+             WHERE (v.project, v.domain, v.name) = (p.project, p.domain, p.name)
+               AND v.at > now() - window_length),
+           (SELECT count(*) FILTER (WHERE v.event = 'REPLACED') FROM @extschema@.sync_launch_event v
+             WHERE (v.project, v.domain, v.name) = (p.project, p.domain, p.name)
+               AND v.at > now() - window_length),
+           (SELECT count(*) FILTER (WHERE v.event = 'TIMED_OUT') FROM @extschema@.sync_launch_event v
+             WHERE (v.project, v.domain, v.name) = (p.project, p.domain, p.name)
+               AND v.at > now() - window_length),
+           w.p50, w.p95, w.pmax
+      FROM (SELECT DISTINCT l.project, l.domain, l.name FROM @extschema@.sync_launch_plan l) p
+      LEFT JOIN LATERAL (
+           SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY e.queued_at - e.created_at) AS p50,
+                  percentile_cont(0.95) WITHIN GROUP (ORDER BY e.queued_at - e.created_at) AS p95,
+                  max(e.queued_at - e.created_at) AS pmax
+             FROM @extschema@.sync_execution e
+            WHERE (e.project, e.domain, e.name) = (p.project, p.domain, p.name)
+              AND e.created_at > now() - window_length
+              -- a pending time written by hand that is negative, infinite
+              -- or too long for an interval is left out
+              AND extract(epoch FROM e.queued_at) - extract(epoch FROM e.created_at)
+                  BETWEEN 0 AND 9000000000000) w ON true
+$$;

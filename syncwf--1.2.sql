@@ -517,7 +517,10 @@ AS $$
              FROM @extschema@.sync_execution e
             WHERE (e.project, e.domain, e.name) = (p.project, p.domain, p.name)
               AND e.created_at > now() - window_length
-              AND e.queued_at IS NOT NULL) w ON true
+              -- a pending time written by hand that is negative, infinite
+              -- or too long for an interval is left out
+              AND extract(epoch FROM e.queued_at) - extract(epoch FROM e.created_at)
+                  BETWEEN 0 AND 9000000000000) w ON true
 $$;
 
 CREATE VIEW sync_launch_plan_stats AS

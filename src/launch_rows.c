@@ -48,8 +48,7 @@ static SyncOwnedPlan lock_execution = {
 	1, {TEXTOID}
 };
 static SyncOwnedPlan get_policy = {
-	"SELECT max_concurrency, behavior, scheduling, "
-	"(extract(epoch FROM max_pending) * 1000000)::pg_catalog.int8 "
+	"SELECT max_concurrency, behavior, scheduling, max_pending "
 	"FROM %1$s.sync_launch_plan WHERE project OPERATOR(pg_catalog.=) $1 "
 	"AND domain OPERATOR(pg_catalog.=) $2 AND name OPERATOR(pg_catalog.=) $3 "
 	"AND version OPERATOR(pg_catalog.=) $4",
@@ -102,11 +101,19 @@ static SyncOwnedPlan insert_event = {
 	"execution_id, replaced_execution_id, reason) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
 	8, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID}
 };
-/* reconciliation: executions whose slot is not what their phase says */
+/*
+ * Reconciliation: executions whose slot is not what their phase says.
+ * Deadlines (created_at + max_pending) are computed here and in
+ * next_deadline in seconds since the epoch, as numeric, which no value an
+ * administrator may write into the tables can overflow (a timestamptz sum
+ * past the end of time would fail the whole round, every round); a month
+ * of max_pending counts as 30 days, as everywhere else in syncwf.
+ */
 static SyncOwnedPlan to_reconcile = {
 	"SELECT e.execution_id, e.project, e.domain, e.name, e.version, e.phase, "
 	"p.max_concurrency, s.held, s.admit_limit, "
-	"(e.created_at OPERATOR(pg_catalog.+) p.max_pending) OPERATOR(pg_catalog.<=) pg_catalog.clock_timestamp(), "
+	"extract(epoch FROM e.created_at) OPERATOR(pg_catalog.+) extract(epoch FROM p.max_pending) "
+	"OPERATOR(pg_catalog.<=) extract(epoch FROM pg_catalog.clock_timestamp()), "
 	"extract(epoch FROM p.max_pending)::pg_catalog.float8, "
 	"'sem/launchplan/' OPERATOR(pg_catalog.||) e.project OPERATOR(pg_catalog.||) '/' "
 	"OPERATOR(pg_catalog.||) e.domain OPERATOR(pg_catalog.||) '/' OPERATOR(pg_catalog.||) e.name, "
@@ -143,9 +150,12 @@ static SyncOwnedPlan lock_if_free = {
 	2, {TEXTOID, TEXTOID}
 };
 static SyncOwnedPlan next_deadline = {
-	"SELECT min(e.created_at OPERATOR(pg_catalog.+) p.max_pending) "
+	/* past the end of time (1e12 s is the year 33658): never; before 1970: now */
+	"SELECT pg_catalog.to_timestamp(GREATEST(LEAST(d, 1e12), 0)::pg_catalog.float8) "
+	"FROM (SELECT min(extract(epoch FROM e.created_at) OPERATOR(pg_catalog.+) extract(epoch FROM p.max_pending)) AS d "
 	"FROM %1$s.sync_execution e JOIN %1$s.sync_launch_plan p USING (project, domain, name, version) "
-	"WHERE e.phase OPERATOR(pg_catalog.=) 'PENDING' AND p.max_pending IS NOT NULL",
+	"WHERE e.phase OPERATOR(pg_catalog.=) 'PENDING' AND p.max_pending IS NOT NULL) m "
+	"WHERE d IS NOT NULL",
 	0, {InvalidOid}
 };
 
@@ -188,7 +198,7 @@ sync_launch_execution(const char *id, bool for_update)
 
 /*
  * The policy of a plan version: max_concurrency, behavior, scheduling,
- * max_pending in microseconds.  NIL if the version is not registered.
+ * max_pending (as text).  NIL if the version is not registered.
  */
 List *
 sync_launch_policy(const char *project, const char *domain, const char *name,
