@@ -278,10 +278,13 @@ sync_launch_register_row(Datum *values, const char *nulls)
 	{
 		Oid			types[8] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, INT4OID, TEXTOID,
 		TEXTOID, INTERVALOID};
+		int			nestlevel;
 
 		if (SPI_connect() != SPI_OK_CONNECT)
 			elog(ERROR, "SPI_connect failed");
+		nestlevel = sync_search_path_restrict();
 		rc = SPI_execute_with_args(sql, 8, types, values, nulls, false, 0);
+		sync_search_path_restore(nestlevel);
 		if (rc != SPI_OK_INSERT)
 			elog(ERROR, "could not register launch plan: %s", SPI_result_code_string(rc));
 		SPI_finish();

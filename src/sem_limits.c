@@ -29,7 +29,7 @@
  * partition lock of each changed semaphore (every partition after a
  * TRUNCATE).
  *
- * Layer 3: calls layers 0-2 (names.c, lock_table.c, wait_queue.c).
+ * Layer 3: calls layers 0-2 (names.c, tables.c, lock_table.c, wait_queue.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -48,6 +48,7 @@
 #include "sem_limits.h"
 #include "lock_table.h"
 #include "names.h"
+#include "tables.h"
 #include "wait_queue.h"
 
 #define LIMIT_UNDEFINED		(-1)
@@ -93,7 +94,7 @@ sync_lookup_plan(Oid relid)
 		Oid			argtypes[1] = {TEXTOID};
 		SPIPlanPtr	plan;
 
-		query = psprintf("SELECT sizelimit FROM %s WHERE name = $1",
+		query = psprintf("SELECT sizelimit FROM %s WHERE name OPERATOR(pg_catalog.=) $1",
 						 quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
 													get_rel_name(relid)));
 		plan = SPI_prepare(query, 1, argtypes);
@@ -131,6 +132,7 @@ sync_limit_read(Oid relid, const char *limit_name, bool committed_only)
 	int			rc;
 	int32		limit = LIMIT_UNDEFINED;
 	Snapshot	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	int			nestlevel = sync_search_path_restrict();
 
 	if (committed_only)
 		snapshot->curcid = FirstCommandId;
@@ -140,6 +142,7 @@ sync_limit_read(Oid relid, const char *limit_name, bool committed_only)
 							  snapshot, InvalidSnapshot,
 							  true, false, 1);
 	UnregisterSnapshot(snapshot);
+	sync_search_path_restore(nestlevel);
 	if (rc != SPI_OK_SELECT)
 		elog(ERROR, "could not read sync_limit: %s", SPI_result_code_string(rc));
 	if (SPI_processed > 0)
@@ -255,10 +258,12 @@ sync_limits_precommit(void)
 									 quote_qualified_identifier(get_namespace_name(get_rel_namespace(pending_relid)),
 																get_rel_name(pending_relid)));
 		int			rc;
+		int			nestlevel = sync_search_path_restrict();
 
 		PushActiveSnapshot(GetLatestSnapshot());
 		rc = SPI_execute(query, true, 0);
 		PopActiveSnapshot();
+		sync_search_path_restore(nestlevel);
 		if (rc != SPI_OK_SELECT)
 			elog(ERROR, "could not read sync_limit: %s", SPI_result_code_string(rc));
 		for (uint64 i = 0; i < SPI_processed; i++)

@@ -245,9 +245,11 @@ sync_exec(StatePlan which, Datum *values, const char *nulls, Datum *result,
 	bool		save_writing = api_writing;
 	int			rc;
 	volatile uint64 processed = 0;
+	int			nestlevel;
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
+	nestlevel = sync_search_path_restrict();
 	GetUserIdAndSecContext(&save_userid, &save_sec_context);
 	SetUserIdAndSecContext(sync_tables(false)->owner,
 						   save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
@@ -281,6 +283,7 @@ sync_exec(StatePlan which, Datum *values, const char *nulls, Datum *result,
 		SetUserIdAndSecContext(save_userid, save_sec_context);
 	}
 	PG_END_TRY();
+	sync_search_path_restore(nestlevel);
 	SPI_finish();
 	return processed;
 }
@@ -669,6 +672,7 @@ sync_state_read_all(List **controllers)
 	List	   *rows = NIL;
 	Snapshot	snapshot;
 	int			rc;
+	int			nestlevel;
 	MemoryContext cxt = CurrentMemoryContext;
 
 	const SyncTables *t = sync_tables(false);
@@ -680,6 +684,7 @@ sync_state_read_all(List **controllers)
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
+	nestlevel = sync_search_path_restrict();
 	/*
 	 * What is committed, not this transaction's own changes: see
 	 * sync_limit_read() in sem_limits.c for the command id trick.
@@ -752,6 +757,7 @@ sync_state_read_all(List **controllers)
 		MemoryContextSwitchTo(old);
 	}
 	UnregisterSnapshot(snapshot);
+	sync_search_path_restore(nestlevel);
 	SPI_finish();
 	return rows;
 }

@@ -5,7 +5,8 @@
  *		in this database (sync_state, sync_controller, sync_limit, and the
  *		schema the launch-plan tables share) and the one relcache callback
  *		that says when to look again; statements run as the tables' owner;
- *		and who may act on whose keyed holds.
+ *		the search_path every statement of syncwf runs with; and who may
+ *		act on whose keyed holds.
  *
  * The OIDs are looked up once and again after an invalidation of one of
  * the tables.  The relcache callback only counts those invalidations (the
@@ -38,6 +39,7 @@
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
+#include "utils/guc.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
@@ -203,6 +205,32 @@ sync_qualified(Oid relid)
 }
 
 /*
+ * Every statement syncwf runs through SPI runs with search_path set to
+ * "pg_catalog, pg_temp" (what PostgreSQL 17 calls RestrictSearchPath()):
+ * an operator or function its text leaves unqualified (= in an IN list or
+ * IS DISTINCT FROM, an aggregate) must never be one of a schema the caller
+ * put first, which, in a statement run as the tables' owner, would run the
+ * caller's code with the owner's rights.  Returns the GUC nest level for
+ * sync_search_path_restore(); an error unwinds it with its (sub)transaction.
+ */
+int
+sync_search_path_restrict(void)
+{
+	int			nestlevel = NewGUCNestLevel();
+
+	(void) set_config_option("search_path", "pg_catalog, pg_temp",
+							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
+							 true, 0, false);
+	return nestlevel;
+}
+
+void
+sync_search_path_restore(int nestlevel)
+{
+	AtEOXact_GUC(true, nestlevel);
+}
+
+/*
  * Run one statement of another part of syncwf (launch_rows.c) as the
  * tables' owner.  The statement is prepared once per sync_state table and
  * kept in *plan; in sql, "%1$s" stands for the extension's schema.  Returns
@@ -217,12 +245,14 @@ sync_exec_owned(SyncOwnedPlan *plan, Datum *values, const char *nulls,
 	int			save_sec_context;
 	MemoryContext caller = CurrentMemoryContext;
 	volatile uint64 processed = 0;
+	int			nestlevel;
 
 	if (rows_out)
 		*rows_out = NIL;
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	(void) sync_tables(false);
+	nestlevel = sync_search_path_restrict();
 	if (plan->plan == NULL || plan->relid != found_tables.state)
 	{
 		char	   *sql = psprintf(plan->sql,
@@ -273,6 +303,7 @@ sync_exec_owned(SyncOwnedPlan *plan, Datum *values, const char *nulls,
 		SetUserIdAndSecContext(save_userid, save_sec_context);
 	}
 	PG_END_TRY();
+	sync_search_path_restore(nestlevel);
 	SPI_finish();
 	return processed;
 }

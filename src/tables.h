@@ -3,8 +3,9 @@
  * tables.h
  *		Where syncwf's tables are (tables.c): the one lookup of the
  *		extension's tables in this database and its one invalidation
- *		callback; statements run as the tables' owner; and who may act on
- *		whose keyed holds.
+ *		callback; statements run as the tables' owner, and the search_path
+ *		every statement of syncwf runs with; and who may act on whose keyed
+ *		holds.
  *
  *-------------------------------------------------------------------------
  */
@@ -39,6 +40,9 @@ typedef struct SyncOwnedPlan
 	SPIPlanPtr	plan;			/* prepared, for relid */
 	Oid			relid;
 } SyncOwnedPlan;
+
+extern int	sync_search_path_restrict(void);
+extern void sync_search_path_restore(int nestlevel);
 
 extern uint64 sync_exec_owned(SyncOwnedPlan *plan, Datum *values,
 							  const char *nulls, List **rows_out);
