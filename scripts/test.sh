@@ -18,8 +18,9 @@
 # Prints each major's per-layer counts, then, as its last line,
 # "N passed, N failed" over all majors. Exit status 0 iff nothing failed.
 # The SYNCWF_* variables of scripts/suite.sh (LAYERS, ONLY, NO_BUILD,
-# ASSERT, VALGRIND) are passed on to every major; SYNCWF_VALGRIND=1 runs on
-# the host's major only.
+# ASSERT, VALGRIND) and the seeds and sizes of the randomized TAP tests
+# (SYNCWF_STRESS_SEED, SYNCWF_FUZZ_SEED, SYNCWF_FUZZ_ITERATIONS) are passed
+# on to every major; SYNCWF_VALGRIND=1 runs on the host's major only.
 set -euo pipefail
 # shellcheck source=scripts/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -68,7 +69,8 @@ suite_env() {
     echo "HOME=/root"
     echo "LANG=C.UTF-8"
     echo "TZ=${TZ:-UTC}"
-    for v in SYNCWF_LAYERS SYNCWF_ONLY SYNCWF_NO_BUILD SYNCWF_ASSERT CI PG_TEST_TIMEOUT_DEFAULT; do
+    for v in SYNCWF_LAYERS SYNCWF_ONLY SYNCWF_NO_BUILD SYNCWF_ASSERT CI PG_TEST_TIMEOUT_DEFAULT \
+             SYNCWF_STRESS_SEED SYNCWF_FUZZ_SEED SYNCWF_FUZZ_ITERATIONS; do
         [[ -n "${!v:-}" ]] && echo "$v=${!v}"
     done
     return 0
