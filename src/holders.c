@@ -595,15 +595,13 @@ sync_holders_request(SyncKeyedRequest *kr, SyncKeyedResult *results)
 
 /*
  * Copy what callers need of entry 'e'.  Caller holds holders_lock (so it
- * cannot be freed); its partition is taken here for the fields it guards.
+ * cannot be freed) and its partition.
  */
-static void
-sync_keyed_copy_info(SyncEntry *e, SyncKeyedInfo *info)
+void
+sync_keyed_entry_info(SyncEntry *e, SyncKeyedInfo *info)
 {
-	LWLock	   *partition = sync_partition_lock(e->lock->hashcode);
-
 	Assert(LWLockHeldByMe(Holders->lock));
-	LWLockAcquire(partition, LW_SHARED);
+	Assert(sync_partition_held(e->lock->hashcode, false));
 	info->found = true;
 	info->state = e->state;
 	info->token = (int64) e->token;
@@ -615,6 +613,16 @@ sync_keyed_copy_info(SyncEntry *e, SyncKeyedInfo *info)
 	info->controller = e->controller;
 	info->persisted = e->persisted;
 	info->entry = e;
+}
+
+/* The same, taking the partition for the fields it guards. */
+static void
+sync_keyed_copy_info(SyncEntry *e, SyncKeyedInfo *info)
+{
+	LWLock	   *partition = sync_partition_lock(e->lock->hashcode);
+
+	LWLockAcquire(partition, LW_SHARED);
+	sync_keyed_entry_info(e, info);
 	LWLockRelease(partition);
 }
 

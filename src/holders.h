@@ -138,6 +138,7 @@ extern SyncEntry *sync_holder_entry(SyncHolder *holder, const char *name);
 
 extern SyncKeyedOutcome sync_holders_request(SyncKeyedRequest *kr,
 											 SyncKeyedResult *results);
+extern void sync_keyed_entry_info(SyncEntry *e, SyncKeyedInfo *info);
 extern bool sync_keyed_lookup(const char *name, const char *holder,
 							  SyncKeyedInfo *info);
 extern List *sync_keyed_holder_locks(const char *holder);

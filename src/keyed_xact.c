@@ -280,16 +280,7 @@ sync_keyed_xact_claim(const char *name, const char *holder,
 		if (outcome == SYNC_CLAIM_GRANTED || outcome == SYNC_CLAIM_HELD)
 		{
 			*granted_at = e->since;
-			info->found = true;
-			info->state = e->state;
-			info->token = (int64) e->token;
-			info->owner = e->owner;
-			info->lease_us = e->lease_us;
-			info->lease_expires = e->lease_expires;
-			info->request_id = e->request_id;
-			info->nlocks = e->nlocks;
-			info->controller = e->controller;
-			info->entry = e;
+			sync_keyed_entry_info(e, info);
 		}
 		LWLockRelease(partition);
 	}
