@@ -195,8 +195,8 @@ sync_claim_refused(const char *name, const char *holder)
 /*
  * INSERT by someone other than syncwf: a keyed request for (name,
  * workflowkey) with the row's controller, priority and time, claim-only:
- * held = false queues it until its writer claims it, held = true grants it
- * now or not at all.
+ * held = false queues it until its writer claims it, held = true also
+ * claims it at once (sync_state_claim_now()).
  */
 static HeapTuple
 sync_state_foreign_insert(Relation rel, HeapTuple tuple)
