@@ -453,11 +453,11 @@ sync_keyed_place(SyncKeyedRequest *kr, AcquireRequest *req, SyncEntry *first,
 	active = (ctl < 0 || kr->controller_beating || sync_controller_active(ctl));
 	for (int i = 0; i < kr->nnames; i++)
 		req->entries[i]->admit_limit = kr->admit_limit;
+	Assert(!kr->claim || kr->mode == SYNC_KEYED_QUEUE);
 	for (int i = 0; i < kr->nnames; i++)
 		req->entries[i]->claim = kr->claim;
 	if (kr->mode == SYNC_KEYED_TRY &&
-		!(active && (kr->claim ? sync_claim_grantable(first) :
-					 sync_request_grantable(first, true))))
+		!(active && sync_request_grantable(first, true)))
 	{
 		/* refused: nothing was linked anywhere yet */
 		sync_unbind_request(req);
@@ -491,14 +491,9 @@ sync_keyed_place(SyncKeyedRequest *kr, AcquireRequest *req, SyncEntry *first,
 		else
 			sync_dormant_insert(e->lock, e);
 	}
-	if (kr->claim && kr->mode == SYNC_KEYED_TRY)
-	{
-		sync_claim_grant(first);
-		first->persisted = true;	/* its writer writes the row */
-	}
-	else if (kr->claim)
-		;						/* waits for its claim */
-	else if (kr->mode != SYNC_KEYED_QUEUE || (active && sync_request_grantable(first, true)))
+	/* a claim-only request waits for its claim, whatever the slots */
+	if (!kr->claim &&
+		(kr->mode != SYNC_KEYED_QUEUE || (active && sync_request_grantable(first, true))))
 	{
 		SyncEntry  *e = first;
 

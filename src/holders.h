@@ -56,9 +56,9 @@ typedef struct SyncKeyedRequest
 								 * an existing one */
 	int32		priority;
 	const char *controller;		/* NULL: none */
-	bool		claim;			/* claim-only (a row its writer inserted):
-								 * QUEUE never grants it, TRY grants it if
-								 * sync_claim_grantable() says so */
+	bool		claim;			/* claim-only (a row its writer inserted),
+								 * QUEUE only: queued, never granted here;
+								 * see sync_keyed_claim() */
 	int64		lease_us;		/* 0: none */
 	struct SyncStateRow *row_out;	/* non-NULL: a new request's rows are
 									 * returned here (nnames of them), not

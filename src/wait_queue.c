@@ -414,7 +414,7 @@ sync_grant_waiters(SyncLock *lock)
 }
 
 /*
- * May keyed entry 'e' (pending, dormant, or not queued yet) be granted now
+ * May keyed entry 'e' (pending or dormant) be granted now
  * by a claim, that is, by its writer setting held = true in sync_state
  * (Argo's controller)?  Only a request for one lock can be claimed; the
  * lock must have a slot for it; and every waiter ahead of it must be
@@ -458,13 +458,12 @@ sync_claim_grant(SyncEntry *e)
 
 	Assert(sync_partition_held(lock->hashcode, true));
 	Assert(e->scope == SYNC_SCOPE_KEYED && sync_claim_grantable(e));
+	Assert(e->state == SYNC_ENTRY_PENDING || e->state == SYNC_ENTRY_DORMANT);
 	if (e->state == SYNC_ENTRY_PENDING)
 		lock->nwaiting--;
-	else if (e->state == SYNC_ENTRY_DORMANT)
+	else
 		lock->ndormant--;
-	if (e->state == SYNC_ENTRY_PENDING || e->state == SYNC_ENTRY_DORMANT)
-		dlist_delete_thoroughly(&e->lock_link);
-	Assert(dlist_node_is_detached(&e->lock_link));
+	dlist_delete_thoroughly(&e->lock_link);
 	e->state = SYNC_ENTRY_HELD;
 	e->token = sync_next_token();
 	e->since = GetCurrentTimestamp();
