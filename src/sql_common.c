@@ -2,8 +2,8 @@
  *
  * sql_common.c
  *		What every SQL-callable function of syncwf shares: reading and
- *		checking its arguments (the rules themselves are names.c's), and
- *		its one entry guard, sync_enter(), which checks what the function
+ *		checking its arguments (the rules themselves are names.c's), the
+ *		bigint[] of tokens the array forms return, and its one entry guard, sync_enter(), which checks what the function
  *		needs in one fixed order: shared memory, the database of keyed
  *		holds, administrator rights, a writable transaction, and keyed
  *		holds loaded.
@@ -273,4 +273,15 @@ sync_ident_arg(FunctionCallInfo fcinfo, int argno, const char *what, bool slash_
 	v = text_to_cstring(PG_GETARG_TEXT_PP(argno));
 	sync_check_ident(v, what, slash_ok);
 	return v;
+}
+
+/* The bigint[] of n fencing tokens (the array forms' results). */
+ArrayType *
+sync_tokens_array(const int64 *tokens, int n)
+{
+	Datum	   *values = palloc(sizeof(Datum) * n);
+
+	for (int i = 0; i < n; i++)
+		values[i] = Int64GetDatum(tokens[i]);
+	return construct_array(values, n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
 }

@@ -2,7 +2,8 @@
  *
  * sql_common.h
  *		What every SQL-callable function of syncwf shares (sql_common.c):
- *		reading and checking its arguments, and its one entry guard.
+ *		reading and checking its arguments, the bigint[] of tokens the
+ *		array forms return, and its one entry guard.
  *
  *-------------------------------------------------------------------------
  */
@@ -10,6 +11,7 @@
 #define SYNC_SQL_COMMON_H
 
 #include "fmgr.h"
+#include "utils/array.h"
 
 /* What sync_enter() checks, in this order after shared memory. */
 #define SYNC_ENTER_KEYED_DB		0x01	/* in the database of keyed holds */
@@ -30,5 +32,6 @@ extern int64 sync_duration_arg(FunctionCallInfo fcinfo, int argno,
 extern int64 sync_lease_arg(FunctionCallInfo fcinfo, int argno);
 extern char *sync_ident_arg(FunctionCallInfo fcinfo, int argno,
 							const char *what, bool slash_ok);
+extern ArrayType *sync_tokens_array(const int64 *tokens, int n);
 
 #endif							/* SYNC_SQL_COMMON_H */

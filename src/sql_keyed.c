@@ -188,14 +188,10 @@ sync_wait_array(PG_FUNCTION_ARGS)
 	char	   *holder = sync_key_arg(fcinfo, 1, "holder", false);
 	int64		timeout_us = sync_timeout_arg(fcinfo, 2);
 	int64	   *tokens = palloc(sizeof(int64) * nnames);
-	Datum	   *values = palloc(sizeof(Datum) * nnames);
 
 	sync_enter(SYNC_ENTER_KEYED_DB | SYNC_ENTER_WRITE | SYNC_ENTER_LOADED, NULL);
 	sync_keyed_wait(names, nnames, holder, timeout_us, tokens);
-	for (int i = 0; i < nnames; i++)
-		values[i] = Int64GetDatum(tokens[i]);
-	PG_RETURN_ARRAYTYPE_P(construct_array(values, nnames, INT8OID, 8,
-										  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	PG_RETURN_ARRAYTYPE_P(sync_tokens_array(tokens, nnames));
 }
 
 /*

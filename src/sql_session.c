@@ -41,15 +41,11 @@ sync_acquire_many(FunctionCallInfo fcinfo, SyncScope scope, bool wait)
 	int32		priority = sync_priority_arg(fcinfo, 1);
 	int64		timeout_us = wait ? sync_timeout_arg(fcinfo, 2) : -1;
 	int64	   *tokens = palloc(sizeof(int64) * nnames);
-	Datum	   *values = palloc(sizeof(Datum) * nnames);
 
 	sync_enter(SYNC_ENTER_LOADED, NULL);
 	if (!sync_acquire_locks(names, nnames, priority, scope, wait, timeout_us, tokens))
 		PG_RETURN_NULL();
-	for (int i = 0; i < nnames; i++)
-		values[i] = Int64GetDatum(tokens[i]);
-	PG_RETURN_ARRAYTYPE_P(construct_array(values, nnames, INT8OID, 8,
-										  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	PG_RETURN_ARRAYTYPE_P(sync_tokens_array(tokens, nnames));
 }
 
 PG_FUNCTION_INFO_V1(sync_acquire);
