@@ -83,6 +83,20 @@ chroot_base_ready() {
         && [[ -x "$dir/usr/lib/postgresql/$1/bin/pg_config" ]]
 }
 
+# chroot_apt_install DIR LOG PACKAGE...: apt-get update and install the
+# packages (without recommends) in the chroot DIR, whose /proc is mounted,
+# with a clean environment, appending the output to LOG; then drop the
+# downloaded archives. Returns apt-get's status.
+chroot_apt_install() {
+    local dir="$1" log="$2" rc=0
+    shift 2
+    chroot "$dir" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive \
+        LC_ALL=C.UTF-8 sh -c "apt-get update -q && apt-get install -y -q --no-install-recommends $*" \
+        >>"$log" 2>&1 </dev/null || rc=$?
+    chroot "$dir" apt-get clean >/dev/null 2>&1 || true
+    return "$rc"
+}
+
 # chroot_top_up MAJOR: install the packages of chroot_packages that the
 # cached chroot lacks (only those: installed ones are not upgraded), then
 # stamp it with the current list. Idempotent; on failure the old stamp stays
@@ -98,10 +112,7 @@ chroot_top_up() {
     if ((${#missing[@]})); then
         echo "installing into the cached PostgreSQL $m chroot: ${missing[*]}"
         chroot_mount_system "$dir"
-        chroot "$dir" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive \
-            LC_ALL=C.UTF-8 sh -c "apt-get update -q && apt-get install -y -q --no-install-recommends ${missing[*]}" \
-            >>"$dir.log" 2>&1 </dev/null || rc=$?
-        chroot "$dir" apt-get clean >/dev/null 2>&1 || true
+        chroot_apt_install "$dir" "$dir.log" "${missing[@]}" || rc=$?
         chroot_umount_all "$dir"
         if ((rc != 0)); then
             tail -n 20 "$dir.log" >&2
@@ -184,13 +195,10 @@ chroot_build() {
     chroot_mount_system "$tmp"
     local rc=0
     # shellcheck disable=SC2046  # the package list is words
-    chroot "$tmp" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive \
-        LC_ALL=C.UTF-8 sh -c "apt-get update -q && apt-get install -y -q --no-install-recommends $(chroot_packages "$m")" \
-        >>"$tmp.log" 2>&1 </dev/null || rc=$?
+    chroot_apt_install "$tmp" "$tmp.log" $(chroot_packages "$m") || rc=$?
     if ((rc == 0)) && ! chroot "$tmp" test -x "/usr/lib/postgresql/$m/bin/pg_config"; then
         rc=1
     fi
-    chroot "$tmp" apt-get clean >/dev/null 2>&1 || true
     chroot_umount_all "$tmp"
     if ((rc != 0)); then
         tail -n 20 "$tmp.log" >&2
