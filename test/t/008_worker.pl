@@ -91,8 +91,9 @@ sub worker
 	return split /\|/, $r;
 }
 
-# Poll (up to $timeout s) until a syncwf worker other than $old_pid runs;
-# returns (pid, database, seconds waited).
+# Poll (up to $timeout s) until a syncwf worker other than $old_pid runs
+# and has connected to its database (a worker shows in pg_stat_activity a
+# moment before its datname does); returns (pid, database, seconds waited).
 sub wait_for_worker
 {
 	my ($node, $old_pid, $timeout) = @_;
@@ -101,7 +102,8 @@ sub wait_for_worker
 	{
 		my ($pid, $db) = eval { worker($node) };
 		return ($pid, $db, time - $t0)
-		  if defined $pid && $pid ne '' && (!defined $old_pid || $pid ne $old_pid);
+		  if defined $pid && $pid ne '' && (!defined $old_pid || $pid ne $old_pid)
+		  && defined $db && $db ne '';
 		usleep(50_000);
 	}
 	return (undef, undef, time - $t0);
