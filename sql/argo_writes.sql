@@ -222,6 +222,33 @@ SELECT (SELECT string_agg(holder, ',' ORDER BY position) FROM sync_waiters WHERE
          ORDER BY priority DESC, time ASC) q) AS same_order_for_argo;
 SELECT sync_release_holder('ns/wf-t1'), sync_release_holder('ns/wf-t2');
 
+-- two clusters run a workflow of the same namespace and name on one lock
+-- (a CronWorkflow deployed to both).  Argo's primary key includes the
+-- controller, but its code takes the workflow key for the holder whoever
+-- wrote the row, so with its own tables the second would run beside the
+-- first.  Here the other controller's INSERT is a serialization failure,
+-- which Argo 4.x retries, until the first row is gone; the same
+-- controller's second INSERT is a duplicate key, as in Argo's table.
+EXECUTE add_to_queue('mtx/argo/c', 'ns/cron-1', 'ctl-a', false, 0, '2020-01-01 13:00:00');
+CALL regress_util.expect_error($$EXECUTE add_to_queue('mtx/argo/c', 'ns/cron-1', 'ctl-b', false, 0, '2020-01-01 13:00:00')$$);
+CALL regress_util.expect_error($$EXECUTE add_to_queue('mtx/argo/c', 'ns/cron-1', 'ctl-a', false, 0, '2020-01-01 13:00:00')$$);
+BEGIN ISOLATION LEVEL SERIALIZABLE;
+CALL regress_util.expect_error($$EXECUTE insert_held('mtx/argo/c', 'ns/cron-1', 'ctl-b', true, 0, NULL)$$);
+ROLLBACK;
+EXECUTE update_to_held(true, 'mtx/argo/c', 'ns/cron-1', 'ctl-a', false);
+CALL regress_util.expect_error($$EXECUTE add_to_queue('mtx/argo/c', 'ns/cron-1', 'ctl-b', false, 0, '2020-01-01 13:00:00')$$);
+SELECT * FROM pg_temp.state('mtx/argo/c');
+EXECUTE release_held(true, 'mtx/argo/c', 'ns/cron-1', 'ctl-a');
+-- ctl-b's retry now queues, and its claim is granted
+EXECUTE add_to_queue('mtx/argo/c', 'ns/cron-1', 'ctl-b', false, 0, '2020-01-01 13:00:00');
+EXECUTE update_to_held(true, 'mtx/argo/c', 'ns/cron-1', 'ctl-b', false);
+SELECT * FROM pg_temp.state('mtx/argo/c');
+EXECUTE release_held(true, 'mtx/argo/c', 'ns/cron-1', 'ctl-b');
+-- an entry made through the functions, without a controller, likewise
+SELECT status FROM sync_request('mtx/argo/c', 'ns/cron-1');
+CALL regress_util.expect_error($$EXECUTE add_to_queue('mtx/argo/c', 'ns/cron-1', 'ctl-a', false, 0, NULL)$$);
+SELECT sync_release('mtx/argo/c', 'ns/cron-1');
+
 -- refused writes
 EXECUTE add_to_queue('mtx/argo/m', 'ns/wf-7', 'ctl-a', false, 0, NULL);
 CALL regress_util.expect_error($$EXECUTE add_to_queue('mtx/argo/m', 'ns/wf-7', 'ctl-b', false, 0, NULL)$$);

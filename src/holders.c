@@ -273,6 +273,7 @@ sync_keyed_fill_result(SyncEntry *e, SyncKeyedResult *r)
 	r->priority = e->priority;
 	r->granted_at = e->since;
 	r->lease_expires = e->lease_expires;
+	r->controller = e->controller;
 	r->unwritten = r->held && !e->persisted &&
 		!TransactionIdIsValid(e->created_xid);
 	r->grant.entry = e;

@@ -97,6 +97,7 @@ typedef struct SyncKeyedResult
 	int32		priority;
 	TimestampTz granted_at;		/* held: when */
 	TimestampTz lease_expires;	/* held with a lease: expiry, else 0 */
+	int			controller;		/* slot of the entry's controller, -1: none */
 	bool		unwritten;		/* held, but sync_state does not say so yet */
 	SyncOutboxItem grant;		/* held: the grant, to write it */
 } SyncKeyedResult;

@@ -287,7 +287,9 @@ sync_keyed_request(SyncKeyedRequest *kr, SyncKeyedResult *results)
 	switch (sync_holders_request(kr, results))
 	{
 		case SYNC_KEYED_EXISTING:
-			sync_keyed_request_existing(kr, results);
+			/* a row inserted by its writer is never a repeated request */
+			if (!kr->claim)
+				sync_keyed_request_existing(kr, results);
 			break;
 		case SYNC_KEYED_NEW:
 			sync_keyed_request_rows(kr, results);

@@ -36,6 +36,7 @@
 #include "utils/rel.h"
 #include "utils/timestamp.h"
 
+#include "controllers.h"
 #include "guc.h"
 #include "names.h"
 #include "keyed_ops.h"
@@ -251,14 +252,38 @@ sync_state_foreign_insert(Relation rel, HeapTuple tuple)
 	kr.row_out = &row;
 
 	sync_keyed_request(&kr, &result);
+	if (row.name == NULL && result.controller != kr.controller_slot)
+	{
+		/*
+		 * The workflow key has an entry for this lock already, made by
+		 * another controller (or through the functions).  Argo's own
+		 * table would take a second row, but Argo's code treats the key
+		 * as the holder whichever controller wrote it, so the second
+		 * workflow would run beside the first.  Make it wait instead: a
+		 * serialization failure, which Argo retries until the first
+		 * workflow's row is gone (docs/argo.md).
+		 */
+		const char *other = result.controller >= 0
+			? pstrdup(sync_controller_name(result.controller)) : NULL;
+
+		ereport(ERROR,
+				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+				 errmsg("could not serialize access: holder \"%s\" already has an entry for lock \"%s\"",
+						kr.holder, name),
+				 other != NULL
+				 ? errdetail("The entry was made by controller \"%s\"; a holder key has one entry per lock, whichever controller made it.",
+							 other)
+				 : errdetail("The entry was made without a controller; a holder key has one entry per lock, whichever controller made it."),
+				 errhint("Retry when that entry has been released, or give this workflow another key.")));
+	}
 	if (row.name == NULL)
 	{
-		/* the holder has an entry for this lock already */
+		/* the same controller has an entry for this lock already */
 		ereport(ERROR,
 				(errcode(ERRCODE_UNIQUE_VIOLATION),
 				 errmsg("duplicate key value violates unique constraint \"sync_state_pkey\""),
 				 errdetail("Key (name, workflowkey)=(%s, %s) already exists.", name, kr.holder),
-				 errhint("A holder key has one entry per lock, whichever controller wrote it.")));
+				 errhint("A controller has one entry per lock and workflow key.")));
 	}
 	/* a held row: the request, then its claim (Argo's InsertHeldState) */
 	if (held)

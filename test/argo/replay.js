@@ -14,6 +14,11 @@
 // "ctl-b" stops (no heartbeat, no work) for longer than the inactive timeout
 // and comes back, and controller "ctl-a" restarts (new connections, no
 // memory but its workflows' statuses, as Argo keeps them in Kubernetes).
+// Under Argo 4.x's rules both controllers also run two "twin" workflows of
+// the same namespace and name on the mutex (a CronWorkflow deployed to both
+// clusters): the second controller's INSERT of a key the first has queued
+// fails with 40001, which Argo 4.x retries on a later pass (Argo 3.7 would
+// fail the workflow, docs/argo.md), and the twins must never run at once.
 //
 // It prints one JSON line: what happened, and every violation seen:
 //  - more workflows running on a lock than its limit (checked when each
@@ -79,6 +84,7 @@ const running = { [SEM]: new Set(), [MTX]: new Set() };
 
 const stats = {
   workflows: 0, ran: 0, api_ran: 0, attempts: 0, retries: 0, requeued: 0,
+  queue_retries: 0, twins_ran: 0,
   claims: 0, claim_errors: 0, lock_busy: 0, ran_while_b_stopped: 0,
   restarts: 0, violations: [],
 };
@@ -199,8 +205,21 @@ class Controller {
     stats.attempts++;
     for (const lock of wf.locks) {   // prepAcquire, autocommit
       const r = await this.auto.query(Q.checkQueue, [lock, wf.key, this.name]);
-      if (r.rowCount === 0)
+      if (r.rowCount > 0) continue;
+      try {
         await this.auto.query(Q.addToQueue, [this.name, false, lock, wf.priority, wf.created, wf.key]);
+      } catch (e) {
+        // Argo 4.x leaves the workflow Pending on a retryable error of
+        // TryAcquire (operator.go); any other error, or any error in 3.7,
+        // fails it
+        if (V37 || !retryable(e)) {
+          violation(`${this.name} ${wf.key}: ${e.code || ''} ${e.message} (queueing)`);
+          wf.failed = true;
+        } else {
+          stats.queue_retries++;
+        }
+        return false;
+      }
     }
     let delay = 10;
     for (let step = 0; step < 5; step++) {
@@ -233,15 +252,16 @@ class Controller {
 
   async run(wf) {                    // the workflow runs, then releases
     for (const lock of wf.locks) {
-      running[lock].add(wf.key);
+      running[lock].add(`${this.name} ${wf.key}`);   // twins count twice
       if (running[lock].size > limits[lock])
         violation(`${lock}: ${running[lock].size} running, limit ${limits[lock]}`);
     }
     stats.ran++;
+    if (wf.twin) stats.twins_ran++;
     if (other.b.stopped && this.name === 'ctl-a') stats.ran_while_b_stopped++;
     await sleep(20 + random() * 60);
     for (const lock of wf.locks) {
-      running[lock].delete(wf.key);
+      running[lock].delete(`${this.name} ${wf.key}`);
       await this.auto.query(Q.releaseHeld, [true, lock, wf.key, this.name]);
     }
     wf.done = true;
@@ -315,7 +335,11 @@ function workflows(ctl, count) {
       created: new Date(base + Math.floor(random() * 8) * 1000),
     });
   }
-  stats.workflows += count;
+  if (!V37)                     // the twins come first, so that they meet
+    for (let i = 0; i < 2; i++)
+      list.unshift({ key: `ns-cron/wf-${i}`, locks: [MTX], priority: 0, twin: true,
+                     created: new Date(base + 9000 + i * 1000) });
+  stats.workflows += list.length;
   return list;
 }
 

@@ -9,7 +9,10 @@
 # the limit, one controller stops for longer than the inactive timeout and
 # comes back, and the other restarts. Every workflow must run exactly once,
 # never more at a time than the limit, without an error Argo would not
-# retry, and nothing may be left behind.
+# retry, and nothing may be left behind. Under 4.x's rules both controllers
+# also run workflows of the same key on the mutex (twins): the second one's
+# INSERT is refused with 40001 until the first one's row is gone, and the
+# twins run one at a time.
 #
 # Then the durability of what Argo wrote: its pending rows are claim-only
 # requests still after a server restart (not granted by syncwf although the
@@ -72,10 +75,18 @@ sub replay
 	cmp_ok($r->{ran_while_b_stopped}, '>', 0,
 		"Argo $version: while ctl-b was away, ctl-a's workflows went past its pending ones");
 	is($r->{restarts}, 1, "Argo $version: ctl-a restarted and carried on");
+	if ($version eq '4.x')
+	{
+		is($r->{twins_ran}, 4,
+			"Argo $version: both controllers' workflows of one key ran, one at a time");
+		cmp_ok($r->{queue_retries}, '>', 0,
+			"Argo $version: a controller's INSERT of a key the other had queued failed with 40001 and was retried");
+	}
 	is_deeply($r->{left}, { rows => '0', holds => '0', lock_rows => '0' },
 		"Argo $version: nothing is left in sync_state, shared memory or sync_lock");
 	note "claims: $r->{claims}, claim statements that failed: $r->{claim_errors}, "
-	  . "retries: $r->{retries}, requeued: $r->{requeued}, busy sync_lock: $r->{lock_busy}";
+	  . "retries: $r->{retries}, requeued: $r->{requeued}, busy sync_lock: $r->{lock_busy}, "
+	  . "queueing retried: $r->{queue_retries}";
 	$node->safe_psql('postgres', "DELETE FROM sync_limit; DELETE FROM sync_controller");
 }
 
