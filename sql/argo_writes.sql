@@ -249,6 +249,30 @@ SELECT status FROM sync_request('mtx/argo/c', 'ns/cron-1');
 CALL regress_util.expect_error($$EXECUTE add_to_queue('mtx/argo/c', 'ns/cron-1', 'ctl-a', false, 0, NULL)$$);
 SELECT sync_release('mtx/argo/c', 'ns/cron-1');
 
+-- names as long as Argo's columns allow (varchar(256), controller
+-- varchar(64)): a limit of 256 bytes from Argo's CLI, a lock of 256 in
+-- sync_state (its limit is 252), a workflow key of 256, a controller of 64
+-- (the long values RETURNING would print are not shown; an error would be)
+\o /dev/null
+EXECUTE insert_limit('argo/' || repeat('l', 251), 1);
+EXECUTE insert_limit('argo/' || repeat('m', 247), 1);
+EXECUTE insert_controller(repeat('c', 64), now()::timestamp);
+EXECUTE add_to_queue('sem/argo/' || repeat('m', 247), repeat('w', 256), repeat('c', 64), false, 0, '2020-01-01 14:00:00');
+\o
+EXECUTE update_to_held(true, 'sem/argo/' || repeat('m', 247), repeat('w', 256), repeat('c', 64), false);
+SELECT octet_length(name) AS name, octet_length(workflowkey) AS workflowkey,
+       octet_length(controller) AS controller, held, token IS NOT NULL AS token
+  FROM sync_state WHERE workflowkey = repeat('w', 256);
+SELECT octet_length(lock_name) AS lock_name, octet_length(holder) AS holder, sizelimit
+  FROM sync_holders JOIN sync_locks USING (lock_name) WHERE holder = repeat('w', 256);
+EXECUTE release_held(true, 'sem/argo/' || repeat('m', 247), repeat('w', 256), repeat('c', 64));
+-- one byte more than syncwf keeps: refused (Argo's table would refuse 257
+-- characters too)
+CALL regress_util.expect_error($$EXECUTE insert_limit('argo/' || repeat('l', 252), 1)$$);
+CALL regress_util.expect_error($$EXECUTE add_to_queue('sem/argo/' || repeat('m', 247), repeat('w', 257), repeat('c', 64), false, 0, NULL)$$);
+DELETE FROM sync_limit WHERE name LIKE 'argo/%' AND octet_length(name) > 250;
+DELETE FROM sync_controller WHERE controller = repeat('c', 64);
+
 -- refused writes
 EXECUTE add_to_queue('mtx/argo/m', 'ns/wf-7', 'ctl-a', false, 0, NULL);
 CALL regress_util.expect_error($$EXECUTE add_to_queue('mtx/argo/m', 'ns/wf-7', 'ctl-b', false, 0, NULL)$$);

@@ -26,7 +26,7 @@ SELECT CASE WHEN octet_length(c) > 60 THEN left(c, 8) || '... (' || octet_length
        sync_channel(c) = pg_temp.channel_of(c) AS as_documented
   FROM (VALUES ('controller-eu-1'), ('Controller EU "1"'), ('a'), ('ns/ctl'),
                (repeat('x', 56)), (repeat('x', 57)), ('ctl#1'), ('#'),
-               (repeat('y', 255))) AS v(c);
+               (repeat('y', 255)), (repeat('y', 256))) AS v(c);
 -- names that begin alike get different channels
 SELECT sync_channel(repeat('z', 60) || '-1') <> sync_channel(repeat('z', 60) || '-2') AS distinct_channels,
        left(sync_channel(repeat('z', 60) || '-1'), 47) = left(sync_channel(repeat('z', 60) || '-2'), 47) AS same_beginning;
@@ -47,6 +47,6 @@ UNLISTEN *;
 -- the rules of controller names
 SELECT regress_util.error_of($$SELECT sync_channel(NULL)$$) AS null_name,
        regress_util.error_of($$SELECT sync_channel('')$$) AS empty_name,
-       regress_util.error_of($$SELECT sync_channel(repeat('c', 256))$$) AS too_long,
+       regress_util.error_of($$SELECT sync_channel(repeat('c', 257))$$) AS too_long,
        regress_util.error_of($$SELECT sync_channel(E'ctl\n')$$) AS control_character;
-CALL regress_util.expect_error($$SELECT sync_channel(repeat('c', 256))$$);
+CALL regress_util.expect_error($$SELECT sync_channel(repeat('c', 257))$$);

@@ -20,29 +20,33 @@ CREATE VIEW pg_temp.everything AS
 SELECT * FROM pg_temp.everything;
 
 --
--- The holder key: not NULL (22004), not empty, at most 255 bytes, no
+-- The holder key: not NULL (22004), not empty, at most 256 bytes, no
 -- control characters (22023).  The same rules hold for every function that
 -- takes one.
 --
 CALL regress_util.expect_error($$SELECT * FROM sync_request('mtx/ke/a', NULL)$$);
 CALL regress_util.expect_error($$SELECT * FROM sync_request('mtx/ke/a', '')$$);
-CALL regress_util.expect_error($$SELECT * FROM sync_request('mtx/ke/a', repeat('k', 256))$$);
-CALL regress_util.expect_error($$SELECT * FROM sync_request('mtx/ke/a', repeat('é', 128))$$);  -- 256 bytes
+CALL regress_util.expect_error($$SELECT * FROM sync_request('mtx/ke/a', repeat('k', 257))$$);
+CALL regress_util.expect_error($$SELECT * FROM sync_request('mtx/ke/a', 'k' || repeat('é', 128))$$);  -- 257 bytes
 CALL regress_util.expect_error($$SELECT * FROM sync_request('mtx/ke/a', E'ns/wf\n')$$);
 CALL regress_util.expect_error($$SELECT * FROM sync_request('mtx/ke/a', E'ns/\twf')$$);
 CALL regress_util.expect_error($$SELECT * FROM sync_request('mtx/ke/a', E'ns/wf\x7f')$$);
 CALL regress_util.expect_error($$SELECT * FROM sync_request(ARRAY['mtx/ke/a'], NULL)$$);
 CALL regress_util.expect_error($$SELECT * FROM sync_request(ARRAY['mtx/ke/a'], '')$$);
--- 255 bytes is the longest holder key: accepted
-SELECT status FROM sync_request('mtx/ke/a', repeat('k', 255));
-SELECT sync_release('mtx/ke/a', repeat('k', 255)) AS released;
+-- 256 bytes is the longest holder key (Argo's varchar(256)): accepted, and
+-- kept whole in sync_state and the views
+SELECT status FROM sync_request('mtx/ke/a', repeat('k', 256));
+SELECT octet_length(s.workflowkey) AS in_sync_state, octet_length(h.holder) AS in_sync_holders
+  FROM sync_state s JOIN sync_holders h ON h.lock_name = s.name AND h.holder = s.workflowkey
+ WHERE s.name = 'mtx/ke/a';
+SELECT sync_release('mtx/ke/a', repeat('k', 256)) AS released;
 -- the other functions
 SELECT regress_util.error_of($$SELECT sync_release('mtx/ke/a', NULL)$$) AS release_null,
        regress_util.error_of($$SELECT sync_release('mtx/ke/a', '')$$) AS release_empty;
 SELECT regress_util.error_of($$SELECT sync_release_holder(NULL)$$) AS release_holder_null,
        regress_util.error_of($$SELECT sync_release_holder(E'a\nb')$$) AS release_holder_control;
 SELECT regress_util.error_of($$SELECT sync_is_held('mtx/ke/a', NULL)$$) AS is_held_null,
-       regress_util.error_of($$SELECT sync_is_held('mtx/ke/a', repeat('k', 256))$$) AS is_held_long;
+       regress_util.error_of($$SELECT sync_is_held('mtx/ke/a', repeat('k', 257))$$) AS is_held_long;
 SELECT regress_util.error_of($$SELECT sync_refresh('mtx/ke/a', NULL)$$) AS refresh_null,
        regress_util.error_of($$SELECT sync_refresh('mtx/ke/a', '')$$) AS refresh_empty;
 
@@ -52,12 +56,12 @@ SELECT regress_util.error_of($$SELECT sync_refresh('mtx/ke/a', NULL)$$) AS refre
 --
 \x on
 SELECT regress_util.error_of($$SELECT * FROM sync_request('mtx/ke/a', 'ns/wf', 0, '')$$) AS empty,
-       regress_util.error_of($$SELECT * FROM sync_request('mtx/ke/a', 'ns/wf', controller => repeat('c', 256))$$) AS too_long,
+       regress_util.error_of($$SELECT * FROM sync_request('mtx/ke/a', 'ns/wf', controller => repeat('c', 257))$$) AS too_long,
        regress_util.error_of($$SELECT * FROM sync_request('mtx/ke/a', 'ns/wf', controller => E'ctl\r')$$) AS control,
        regress_util.error_of($$SELECT * FROM sync_request(ARRAY['mtx/ke/a'], 'ns/wf', controller => '')$$) AS array_empty;
 SELECT regress_util.error_of($$SELECT sync_heartbeat(NULL)$$) AS heartbeat_null,
        regress_util.error_of($$SELECT sync_heartbeat('')$$) AS heartbeat_empty,
-       regress_util.error_of($$SELECT sync_heartbeat(repeat('c', 256))$$) AS heartbeat_too_long,
+       regress_util.error_of($$SELECT sync_heartbeat(repeat('c', 257))$$) AS heartbeat_too_long,
        regress_util.error_of($$SELECT sync_heartbeat(E'c\x01')$$) AS heartbeat_control;
 \x off
 
@@ -70,7 +74,7 @@ CALL regress_util.expect_error($$SELECT * FROM sync_request('mtx/nokey', 'ns/wf'
 CALL regress_util.expect_error($$SELECT * FROM sync_request('mtx//key', 'ns/wf')$$);
 CALL regress_util.expect_error($$SELECT * FROM sync_request('sem/ns/', 'ns/wf')$$);
 SELECT regress_util.error_of($$SELECT * FROM sync_request(E'mtx/ke/a\n', 'ns/wf')$$) AS control,
-       regress_util.error_of($$SELECT * FROM sync_request('mtx/ke/' || repeat('k', 249), 'ns/wf')$$) AS too_long;
+       regress_util.error_of($$SELECT * FROM sync_request('mtx/ke/' || repeat('k', 254), 'ns/wf')$$) AS too_long;
 SELECT regress_util.error_of($$SELECT sync_release(NULL::text, 'ns/wf')$$) AS release_null,
        regress_util.error_of($$SELECT sync_release('bad', 'ns/wf')$$) AS release_bad;
 SELECT regress_util.error_of($$SELECT sync_is_held(NULL, 'ns/wf')$$) AS is_held_null,

@@ -104,7 +104,7 @@ SELECT regress_util.error_of($$SELECT sync_wait(NULL::text, 'ns/wf-2')$$) AS nul
        regress_util.error_of($$SELECT sync_wait('lock', 'ns/wf-2')$$) AS bad_name,
        regress_util.error_of($$SELECT sync_wait('mtx/kw/a', NULL)$$) AS null_holder,
        regress_util.error_of($$SELECT sync_wait('mtx/kw/a', '')$$) AS empty_holder,
-       regress_util.error_of($$SELECT sync_wait('mtx/kw/a', repeat('k', 256))$$) AS long_holder;
+       regress_util.error_of($$SELECT sync_wait('mtx/kw/a', repeat('k', 257))$$) AS long_holder;
 CALL regress_util.expect_error($$SELECT sync_wait('mtx/kw/a', 'ns/wf-2', '-1 s')$$);
 SELECT regress_util.error_of($$SELECT sync_wait(NULL::text[], 'ns/wf-3')$$) AS null_array,
        regress_util.error_of($$SELECT sync_wait('{}'::text[], 'ns/wf-3')$$) AS empty_array,

@@ -26,11 +26,12 @@ CREATE VIEW pg_temp.sems AS
 --
 INSERT INTO sync_limit (name, sizelimit) VALUES ('lim/a', 2);
 INSERT INTO sync_limit VALUES ('lim/with/slashes', 1), ('lim/ünï ✓', 0);
-INSERT INTO sync_limit VALUES ('lim/' || repeat('k', 247), 5);   -- 251 bytes: the longest
+INSERT INTO sync_limit VALUES ('lim/' || repeat('k', 252), 5);   -- 256 bytes: the longest
 SELECT left(name, 16) AS name_start, octet_length(name) AS bytes, sizelimit
   FROM sync_limit ORDER BY name;
 -- name format: "<namespace>/<key>", no "sem/" prefix needed, no control
--- characters, at most 251 bytes (so that "sem/" + name fits 255 bytes)
+-- characters, at most 256 bytes, as long as Argo's (its semaphore's name,
+-- "sem/" + name, is at most 260 bytes)
 CALL regress_util.expect_error($$INSERT INTO sync_limit VALUES ('nokey', 1)$$);
 CALL regress_util.expect_error($$INSERT INTO sync_limit VALUES ('/key', 1)$$);
 CALL regress_util.expect_error($$INSERT INTO sync_limit VALUES ('ns/', 1)$$);
@@ -41,7 +42,7 @@ SELECT regress_util.error_of($$INSERT INTO sync_limit VALUES (E'ns/a\nb', 1)$$) 
        regress_util.error_of($$INSERT INTO sync_limit VALUES (E'ns/a\tb', 1)$$) AS tab,
        regress_util.error_of($$INSERT INTO sync_limit VALUES (E'n\x7fs/key', 1)$$) AS del;
 \x off
-CALL regress_util.expect_error($$INSERT INTO sync_limit VALUES ('lim/' || repeat('k', 248), 1)$$);
+CALL regress_util.expect_error($$INSERT INTO sync_limit VALUES ('lim/' || repeat('k', 253), 1)$$);
 -- sizelimit: not NULL, not negative; name: unique, not NULL
 CALL regress_util.expect_error($$INSERT INTO sync_limit VALUES ('lim/neg', -1)$$);
 CALL regress_util.expect_error($$UPDATE sync_limit SET sizelimit = -5 WHERE name = 'lim/a'$$);
@@ -53,7 +54,7 @@ SELECT left(name, 16) AS name_start, sizelimit FROM sync_limit ORDER BY name;
 -- every valid row works as a semaphore limit
 SELECT sync_try_acquire('sem/lim/with/slashes') > 0 AS granted,
        sync_try_acquire('sem/lim/ünï ✓') IS NULL AS zero_not_granted,
-       sync_try_acquire('sem/lim/' || repeat('k', 247)) > 0 AS granted;
+       sync_try_acquire('sem/lim/' || repeat('k', 252)) > 0 AS granted;
 SELECT left(lock_name, 24) AS lock_name_start, sizelimit, holders, waiters
   FROM pg_temp.sems;
 SELECT sync_release_all() AS released;

@@ -4,14 +4,14 @@
 --
 --   C (src/names.c): a control character
 --   is a byte 0x01-0x1F or 0x7F; lengths are counted in bytes.
---     lock name        sem/<namespace>/<key>, at most 255 bytes, namespace
+--     lock name        sem/<namespace>/<key>, at most 260 bytes, namespace
 --                      without "/", no control characters
---     controller       not empty, at most 255 bytes, no control characters
+--     controller       not empty, at most 256 bytes, no control characters
 --     project, domain, name
 --                      not empty, at most 63 bytes, no "/", no controls
 --     version, execution_id
 --                      not empty, at most 255 bytes, no control characters
---   SQL (syncwf--1.2.sql): sync_limit.name, sync_controller.controller,
+--   SQL (syncwf--1.3.sql): sync_limit.name, sync_controller.controller,
 --   sync_launch_plan's identifiers, sync_execution.execution_id.  Their
 --   [:cntrl:] is PostgreSQL's, whatever the locale: U+0000-U+001F and
 --   U+007F-U+009F.
@@ -79,17 +79,17 @@ LANGUAGE sql IMMUTABLE AS $$
 $$;
 
 -- The rules: kind 'lock' (a sync_limit row <x> is the limit of sem/<x>),
--- 'key' (at most 255 bytes, "/" allowed) or 'ident' (at most 63 bytes, no
+-- 'key' (at most L bytes, "/" allowed) or 'ident' (at most 63 bytes, no
 -- "/"), and the statement of each side.  The launch-plan statements use the
 -- plan nrp/nrd/nrn version v1 (registered below, without a policy, so an
 -- execution of it is QUEUED at once and takes no slot).
 CREATE TEMP TABLE nr_rule (rule text PRIMARY KEY, ord int, kind text, maxlen int,
                            c_stmt text, sql_stmt text);
 INSERT INTO nr_rule VALUES
-    ('sync_limit', 1, 'lock', 251,
+    ('sync_limit', 1, 'lock', 256,
      $$SELECT sync_try_acquire_xact('sem/' || $1)$$,
      $$INSERT INTO sync_limit (name, sizelimit) VALUES ($1, 1) RETURNING 1$$),
-    ('sync_controller', 2, 'key', 255,
+    ('sync_controller', 2, 'key', 256,
      $$SELECT sync_heartbeat($1)$$,
      $$INSERT INTO sync_controller (controller, time) VALUES ($1, now()) RETURNING 1$$),
     ('sync_launch_plan.project', 3, 'ident', 63,
@@ -151,7 +151,7 @@ CREATE TEMP TABLE nr_case (rule text NOT NULL, position text, code int, label te
 INSERT INTO nr_case (rule, position, code, val)
     SELECT r.rule, p.position, c.code, p.pre || c.ch || p.post
       FROM nr_rule r JOIN nr_position p USING (kind) CROSS JOIN nr_char c;
--- shapes and lengths of lock names (sync_limit rows: at most 251 bytes)
+-- shapes and lengths of lock names (sync_limit rows: at most 256 bytes)
 INSERT INTO nr_case (rule, label, val)
     SELECT 'sync_limit', label, val
       FROM (VALUES ('empty', ''),
@@ -161,18 +161,18 @@ INSERT INTO nr_case (rule, label, val)
                    ('empty key', 'ns/'),
                    ('"/"', '/'),
                    ('key with "/"', 'ns/a/b/'),
-                   ('251 bytes, long namespace', repeat('n', 249) || '/k'),
-                   ('252 bytes, long namespace', repeat('n', 250) || '/k'),
-                   ('251 bytes, long key', 'n/' || repeat('k', 249)),
-                   ('252 bytes, long key', 'n/' || repeat('k', 250)),
-                   ('251 bytes, namespace of é', 'n' || repeat('é', 124) || '/k'),
-                   ('252 bytes, namespace of é', repeat('é', 125) || '/k'),
-                   ('251 bytes, key of é', 'n/k' || repeat('é', 124)),
-                   ('252 bytes, key of é', 'n/' || repeat('é', 125)),
-                   ('252 bytes in 251 characters, namespace', repeat('n', 248) || 'é/k'),
-                   ('252 bytes in 251 characters, key', 'n/' || repeat('k', 248) || 'é'),
-                   ('251 bytes, key of 4-byte characters', 'n/k' || repeat(chr(128512), 62)),
-                   ('252 bytes, key of 4-byte characters', 'n/kk' || repeat(chr(128512), 62)),
+                   ('256 bytes, long namespace', repeat('n', 254) || '/k'),
+                   ('257 bytes, long namespace', repeat('n', 255) || '/k'),
+                   ('256 bytes, long key', 'n/' || repeat('k', 254)),
+                   ('257 bytes, long key', 'n/' || repeat('k', 255)),
+                   ('256 bytes, namespace of é', repeat('é', 127) || '/k'),
+                   ('257 bytes, namespace of é', 'n' || repeat('é', 127) || '/k'),
+                   ('256 bytes, key of é', 'n/' || repeat('é', 127)),
+                   ('257 bytes, key of é', 'n/k' || repeat('é', 127)),
+                   ('257 bytes in 256 characters, namespace', repeat('n', 253) || 'é/k'),
+                   ('257 bytes in 256 characters, key', 'n/' || repeat('k', 253) || 'é'),
+                   ('256 bytes, key of 4-byte characters', 'n/kk' || repeat(chr(128512), 63)),
+                   ('257 bytes, key of 4-byte characters', 'n/kkk' || repeat(chr(128512), 63)),
                    ('1000 bytes', 'n/' || repeat('k', 998))) AS v(label, val);
 -- shapes and lengths of the other rules (at most L bytes)
 INSERT INTO nr_case (rule, label, val)
@@ -183,8 +183,10 @@ INSERT INTO nr_case (rule, label, val)
                    ('NULL', NULL),
                    (format('%s bytes', r.maxlen), repeat('a', r.maxlen)),
                    (format('%s bytes', r.maxlen + 1), repeat('a', r.maxlen + 1)),
-                   (format('%s bytes of é', r.maxlen), 'a' || repeat('é', (r.maxlen - 1) / 2)),
-                   (format('%s bytes of é', r.maxlen + 1), repeat('é', (r.maxlen + 1) / 2)),
+                   (format('%s bytes of é', r.maxlen),
+                    repeat('a', r.maxlen % 2) || repeat('é', r.maxlen / 2)),
+                   (format('%s bytes of é', r.maxlen + 1),
+                    repeat('a', (r.maxlen + 1) % 2) || repeat('é', (r.maxlen + 1) / 2)),
                    (format('%s bytes in %s characters', r.maxlen + 1, r.maxlen),
                     repeat('a', r.maxlen - 1) || 'é'),
                    (format('%s bytes of 4-byte characters', r.maxlen),
@@ -273,7 +275,7 @@ SELECT case_ AS "case", c_result AS c, sql_result AS sql
 
 --
 -- sync_controller against sync_heartbeat().  C is stricter: the table's
--- constraint (not empty, at most 255 bytes) has no control-character test,
+-- constraint (not empty, at most 256 bytes) has no control-character test,
 -- so a row written directly may name a controller that no function can
 -- name.  U+0080-U+009F pass both.
 --

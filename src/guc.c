@@ -50,7 +50,7 @@ sync_define_gucs(void)
 	DefineCustomIntVariable("syncwf.max_locks",
 							"Maximum number of distinct syncwf locks that can be live at once.",
 							"A lock is live while it has a holder or a waiter. "
-							"Each costs about 385 bytes of shared memory.",
+							"Each costs about 393 bytes of shared memory.",
 							&sync_max_locks,
 							110000,
 							16,
@@ -73,7 +73,7 @@ sync_define_gucs(void)
 
 	DefineCustomIntVariable("syncwf.max_holders",
 							"Maximum number of distinct holder keys with keyed holds or requests.",
-							"Each costs about 300 bytes of shared memory.",
+							"Each costs about 313 bytes of shared memory.",
 							&sync_max_holders,
 							110000,
 							16,

@@ -14,9 +14,13 @@
  *		namespace = 1*( any byte except "/" and control characters )
  *		key       = 1*( any byte except control characters )   ; may contain "/"
  *
- * A whole name is at most SYNC_NAME_MAXLEN (255) bytes.  Control characters
+ * A whole name is at most SYNC_NAME_MAXLEN (260) bytes.  Control characters
  * are bytes 0x01-0x1F and 0x7F.  The limit of "sem/<namespace>/<key>" is the
- * sync_limit row named "<namespace>/<key>".
+ * sync_limit row named "<namespace>/<key>" (at most 256 bytes).  Holder keys
+ * and controller names are at most SYNC_KEY_MAXLEN (256) bytes.  The
+ * lengths are Argo's (varchar(256) names and workflow keys) for the ASCII
+ * names Kubernetes gives; they are bytes, not characters, because shared
+ * memory keeps every name in a buffer of that size.
  *
  *-------------------------------------------------------------------------
  */
@@ -140,12 +144,12 @@ sync_check_key(const char *key, const char *what)
 /*
  * A launch-plan identifier: not empty, no control characters; a project,
  * domain or name (slash_ok = false) has at most SYNC_IDENT_MAXLEN bytes and
- * no "/", a version or execution id at most SYNC_KEY_MAXLEN.
+ * no "/", a version or execution id at most SYNC_VERSION_MAXLEN.
  */
 void
 sync_check_ident(const char *value, const char *what, bool slash_ok)
 {
-	int			maxlen = slash_ok ? SYNC_KEY_MAXLEN : SYNC_IDENT_MAXLEN;
+	int			maxlen = slash_ok ? SYNC_VERSION_MAXLEN : SYNC_IDENT_MAXLEN;
 
 	if (value[0] == '\0')
 		ereport(ERROR,

@@ -12,16 +12,22 @@
 
 #include "datatype/timestamp.h"
 
-/* Longest lock name, in bytes ("sem/<namespace>/<key>"). */
-#define SYNC_NAME_MAXLEN		255
+/*
+ * Longest lock name, in bytes: "sem/" and the 256 bytes of the longest
+ * sync_limit name, as long as Argo's varchar(256) names (docs/argo.md).
+ */
+#define SYNC_NAME_MAXLEN		260
 #define SYNC_NAME_BUFLEN		(SYNC_NAME_MAXLEN + 1)
 
-/* Longest holder key and controller name, in bytes. */
-#define SYNC_KEY_MAXLEN			255
+/* Longest holder key and controller name, in bytes (Argo's workflow keys). */
+#define SYNC_KEY_MAXLEN			256
 #define SYNC_KEY_BUFLEN			(SYNC_KEY_MAXLEN + 1)
 
 /* Longest launch-plan project, domain and name, in bytes. */
 #define SYNC_IDENT_MAXLEN		63
+
+/* Longest launch-plan version and execution id, in bytes. */
+#define SYNC_VERSION_MAXLEN		255
 
 /* Most locks one all-or-nothing request may name. */
 #define SYNC_MAX_REQUEST_LOCKS	64

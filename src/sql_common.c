@@ -196,7 +196,7 @@ sync_names_arg(FunctionCallInfo fcinfo, int argno, int *nnames)
 	return names;
 }
 
-/* A holder key or controller name: not empty, at most 255 bytes, no controls. */
+/* A holder key or controller name: not empty, at most 256 bytes, no controls. */
 char *
 sync_key_arg(FunctionCallInfo fcinfo, int argno, const char *what, bool nullable)
 {

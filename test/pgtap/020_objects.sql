@@ -33,10 +33,10 @@ SELECT lives_ok($$INSERT INTO sync_limit VALUES ('tap_obj/k', 0)$$,
                 'a limit of 0 is accepted');
 SELECT lives_ok($$INSERT INTO sync_limit VALUES ('tap_obj/key/with/slashes', 5)$$,
                 'a key may contain "/"');
-SELECT lives_ok($$INSERT INTO sync_limit VALUES ('n/' || repeat('k', 249), 1)$$,
-                'a 251-byte name is accepted');
-SELECT throws_ok($$INSERT INTO sync_limit VALUES ('n/' || repeat('k', 250), 1)$$,
-                 '23514', NULL, 'a 252-byte name violates the CHECK (23514)');
+SELECT lives_ok($$INSERT INTO sync_limit VALUES ('n/' || repeat('k', 254), 1)$$,
+                'a 256-byte name is accepted');
+SELECT throws_ok($$INSERT INTO sync_limit VALUES ('n/' || repeat('k', 255), 1)$$,
+                 '23514', NULL, 'a 257-byte name violates the CHECK (23514)');
 SELECT throws_ok($$INSERT INTO sync_limit VALUES ('tap_obj/neg', -1)$$,
                  '23514', NULL, 'a negative sizelimit violates the CHECK (23514)');
 SELECT throws_ok($$INSERT INTO sync_limit VALUES ('noslash', 1)$$,

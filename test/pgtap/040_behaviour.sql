@@ -44,7 +44,7 @@ SELECT throws_ok(format('SELECT sync_try_acquire(%L)', n), '22023', NULL,
     ('MTX/ns/key',                    'with an upper-case kind'),
     (E'mtx/ns/a\tb',                  'with a tab'),
     (E'mtx/ns/a\nb',                  'with a newline'),
-    ('mtx/ns/' || repeat('k', 249),   'of 256 bytes'),
+    ('mtx/ns/' || repeat('k', 254),   'of 261 bytes'),
     ('',                              'that is empty')
   ) AS x(n, d);
 SELECT throws_ok($$SELECT sync_try_acquire('foo')$$, '22023',
@@ -56,8 +56,8 @@ SELECT throws_ok($$SELECT sync_try_acquire(ARRAY['mtx/tap_beh/a', 'bad'])$$, '22
                  'an invalid name in an array raises 22023');
 SELECT is_empty($$SELECT * FROM sync_locks WHERE lock_name = 'mtx/tap_beh/a'$$,
                 'a request refused for a bad name holds nothing');
-SELECT isnt(sync_try_acquire('mtx/ns/' || repeat('k', 248)), NULL,
-            'a 255-byte name is accepted');
+SELECT isnt(sync_try_acquire('mtx/ns/' || repeat('k', 253)), NULL,
+            'a 260-byte name is accepted');
 SELECT isnt(sync_try_acquire(U&'mtx/ns/key/with/slashes and spaces \00FC'), NULL,
             'a key may contain "/", spaces and non-ASCII characters');
 SELECT throws_ok($$SELECT sync_try_acquire(ARRAY[]::text[])$$, '22023', NULL,

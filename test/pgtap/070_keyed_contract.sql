@@ -90,8 +90,8 @@ SELECT col_is_pk('sync_controller', 'controller', 'sync_controller primary key i
 SELECT col_has_check('sync_controller', 'controller', 'sync_controller.controller has a CHECK constraint');
 SELECT throws_ok($$INSERT INTO sync_controller VALUES ('', now())$$, '23514', NULL,
                  'an empty controller name violates the CHECK (23514)');
-SELECT throws_ok($$INSERT INTO sync_controller VALUES (repeat('c', 256), now())$$, '23514', NULL,
-                 'a 256-byte controller name violates the CHECK (23514)');
+SELECT throws_ok($$INSERT INTO sync_controller VALUES (repeat('c', 257), now())$$, '23514', NULL,
+                 'a 257-byte controller name violates the CHECK (23514)');
 
 SELECT is((SELECT count(*)::int FROM pg_catalog.pg_depend d
             WHERE d.classid = 'pg_catalog.pg_class'::regclass
@@ -502,11 +502,11 @@ SELECT throws_ok(q, e, NULL, d)
     ($$SELECT * FROM sync_request('mtx/tap_kc/x', NULL)$$,                   '22004', 'sync_request with a NULL holder raises 22004'),
     ($$SELECT * FROM sync_request('mtx/tap_kc/x', 'tap_kc/hx', NULL, NULL, NULL, '-infinity')$$,  '22023', 'sync_request with queued_at -infinity raises 22023'),
     ($$SELECT * FROM sync_request('mtx/tap_kc/x', '')$$,                     '22023', 'sync_request with an empty holder raises 22023'),
-    ($$SELECT * FROM sync_request('mtx/tap_kc/x', repeat('h', 256))$$,       '22023', 'sync_request with a 256-byte holder raises 22023'),
+    ($$SELECT * FROM sync_request('mtx/tap_kc/x', repeat('h', 257))$$,       '22023', 'sync_request with a 257-byte holder raises 22023'),
     ($$SELECT * FROM sync_request('mtx/tap_kc/x', E'tap_kc/a\nb')$$,         '22023', 'sync_request with a newline in the holder raises 22023'),
     ($$SELECT * FROM sync_request('mtx/tap_kc/x', E'tap_kc/a\x7fb')$$,       '22023', 'sync_request with DEL in the holder raises 22023'),
     ($$SELECT * FROM sync_request('mtx/tap_kc/x', 'tap_kc/hx', 0, '')$$,     '22023', 'sync_request with an empty controller raises 22023'),
-    ($$SELECT * FROM sync_request('mtx/tap_kc/x', 'tap_kc/hx', 0, repeat('c', 256))$$, '22023', 'sync_request with a 256-byte controller raises 22023'),
+    ($$SELECT * FROM sync_request('mtx/tap_kc/x', 'tap_kc/hx', 0, repeat('c', 257))$$, '22023', 'sync_request with a 257-byte controller raises 22023'),
     ($$SELECT * FROM sync_request('mtx/tap_kc/x', 'tap_kc/hx', 0, E'c\tc')$$, '22023', 'sync_request with a tab in the controller raises 22023'),
     ($$SELECT * FROM sync_request('mtx/tap_kc/x', 'tap_kc/hx', 0, NULL, '0')$$,    '22023', 'sync_request with a zero lease raises 22023'),
     ($$SELECT * FROM sync_request('mtx/tap_kc/x', 'tap_kc/hx', 0, NULL, '-1 min')$$, '22023', 'sync_request with a negative lease raises 22023'),
@@ -522,7 +522,7 @@ SELECT throws_ok(q, e, NULL, d)
     ($$SELECT sync_release_holder('')$$,                                     '22023', 'sync_release_holder with an empty holder raises 22023'),
     ($$SELECT sync_heartbeat(NULL)$$,                                        '22004', 'sync_heartbeat(NULL) raises 22004'),
     ($$SELECT sync_heartbeat('')$$,                                          '22023', 'sync_heartbeat with an empty controller raises 22023'),
-    ($$SELECT sync_heartbeat(repeat('c', 256))$$,                            '22023', 'sync_heartbeat with a 256-byte controller raises 22023'),
+    ($$SELECT sync_heartbeat(repeat('c', 257))$$,                            '22023', 'sync_heartbeat with a 257-byte controller raises 22023'),
     ($$SELECT sync_refresh(NULL, 'tap_kc/hx')$$,                             '22004', 'sync_refresh with a NULL lock name raises 22004'),
     ($$SELECT sync_refresh('mtx/tap_kc/x', NULL)$$,                          '22004', 'sync_refresh with a NULL holder raises 22004'),
     ($$SELECT sync_is_held(NULL, 'tap_kc/hx')$$,                             '22004', 'sync_is_held with a NULL lock name raises 22004'),
@@ -534,16 +534,16 @@ SELECT throws_ok(q, e, NULL, d)
     ($$SELECT sync_forget_controller('')$$,                                  '22023', 'sync_forget_controller with an empty controller raises 22023')
   ) AS x(q, e, d);
 SELECT results_eq(
-    $$SELECT status FROM sync_request('mtx/tap_kc/x', repeat('h', 255), 0, repeat('c', 255))$$,
+    $$SELECT status FROM sync_request('mtx/tap_kc/x', repeat('h', 256), 0, repeat('c', 256))$$,
     $$VALUES ('held'::text)$$,
-    'a 255-byte holder and a 255-byte controller are accepted');
+    'a 256-byte holder and a 256-byte controller are accepted');
 SELECT results_eq(
     $$SELECT status FROM sync_request('mtx/tap_kc/x', U&'tap_kc/wf with spaces \00FC')$$,
     $$VALUES ('pending'::text)$$,
     'a holder may contain spaces and non-ASCII characters');
 SELECT results_eq(
     $$SELECT name, workflowkey FROM sync_state WHERE name = 'mtx/tap_kc/x' ORDER BY seq$$,
-    $$VALUES ('mtx/tap_kc/x'::text, repeat('h', 255)), ('mtx/tap_kc/x', U&'tap_kc/wf with spaces \00FC')$$,
+    $$VALUES ('mtx/tap_kc/x'::text, repeat('h', 256)), ('mtx/tap_kc/x', U&'tap_kc/wf with spaces \00FC')$$,
     'the failed requests left no row behind');
 
 -- read-only transactions: 25006

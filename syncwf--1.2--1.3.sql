@@ -1,0 +1,17 @@
+/* syncwf--1.2--1.3.sql: update the syncwf extension from version 1.2 to 1.3 */
+
+-- complain if script is sourced in psql, rather than via ALTER EXTENSION
+\echo Use "ALTER EXTENSION syncwf UPDATE TO '1.3'" to load this file. \quit
+
+-- Each change below is also in syncwf--1.3.sql, which installs 1.3 from
+-- scratch; test/t/012_upgrade.pl checks that both give the same objects.
+
+-- Names as long as Argo's (varchar(256), docs/argo.md): a limit name of
+-- 256 bytes (its lock, "sem/" and the name, 260), a controller of 256.
+-- Every row of 1.2 is shorter, so the new checks hold for them.
+ALTER TABLE sync_limit DROP CONSTRAINT sync_limit_name_check,
+    ADD CONSTRAINT sync_limit_name_check
+        CHECK (name ~ '^[^/[:cntrl:]]+/[^[:cntrl:]]+$' AND octet_length(name) <= 256);
+ALTER TABLE sync_controller DROP CONSTRAINT sync_controller_name_check,
+    ADD CONSTRAINT sync_controller_name_check
+        CHECK (controller <> '' AND octet_length(controller) <= 256);
