@@ -573,8 +573,9 @@ sync_keyed_readmit(const char *name, const char *holder, int32 limit, bool grant
  * Write the grants the outbox holds (or, after an overflow or at the first
  * round of a process, every unwritten grant) to sync_state and announce
  * them.  Returns how many were written.  Sets *retry when a row was locked
- * by an open transaction: the next round looks at every unwritten grant
- * again, and should not wait long.
+ * by an open transaction (a sync_wait() writing the same grant, or a
+ * release): that grant goes back into the outbox, and the next round
+ * should not wait long.
  */
 int
 sync_keyed_persist_grants(bool *retry)
@@ -592,9 +593,17 @@ sync_keyed_persist_grants(bool *retry)
 	}
 	*retry = false;
 	foreach(lc, items)
-		if (sync_keyed_persist_grant((SyncOutboxItem *) lfirst(lc), retry))
+	{
+		SyncOutboxItem *item = (SyncOutboxItem *) lfirst(lc);
+		bool		skipped = false;
+
+		if (sync_keyed_persist_grant(item, &skipped))
 			n++;
-	if (*retry)
-		sync_outbox_rescan();
+		else if (skipped)
+		{
+			sync_outbox_requeue(item);
+			*retry = true;
+		}
+	}
 	return n;
 }

@@ -601,8 +601,13 @@ sync_undo_op(KeyedOp *op)
 	}
 	else if (op->kind == KEYED_OP_PERSISTED)
 	{
-		/* the grant is still unwritten: have the next round look again */
-		sync_outbox_rescan();
+		SyncOutboxItem item;
+
+		/* the grant is still unwritten: a later round writes it */
+		item.entry = op->entry;
+		item.request_id = op->request_id;
+		item.token = op->token;
+		sync_outbox_requeue(&item);
 	}
 }
 

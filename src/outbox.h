@@ -36,7 +36,7 @@ extern void sync_worker_wake(void);
 
 /* grants to write */
 extern void sync_outbox_push(SyncEntry *entry);
-extern void sync_outbox_rescan(void);
+extern void sync_outbox_requeue(const SyncOutboxItem *item);
 extern List *sync_outbox_drain(bool *overflow);
 
 /* deadlines: the earliest lease expiry, launch plans' time-outs and changes */
