@@ -244,10 +244,15 @@ EXECUTE add_to_queue('mtx/argo/c', 'ns/cron-1', 'ctl-b', false, 0, '2020-01-01 1
 EXECUTE update_to_held(true, 'mtx/argo/c', 'ns/cron-1', 'ctl-b', false);
 SELECT * FROM pg_temp.state('mtx/argo/c');
 EXECUTE release_held(true, 'mtx/argo/c', 'ns/cron-1', 'ctl-b');
--- an entry made through the functions, without a controller, likewise
+-- an entry made through the functions, without a controller, likewise,
+-- also when it is part of a request of several locks
 SELECT status FROM sync_request('mtx/argo/c', 'ns/cron-1');
 CALL regress_util.expect_error($$EXECUTE add_to_queue('mtx/argo/c', 'ns/cron-1', 'ctl-a', false, 0, NULL)$$);
 SELECT sync_release('mtx/argo/c', 'ns/cron-1');
+SELECT status FROM sync_request(ARRAY['mtx/argo/c', 'mtx/argo/d'], 'ns/cron-2', controller => 'ctl-b');
+CALL regress_util.expect_error($$EXECUTE add_to_queue('mtx/argo/d', 'ns/cron-2', 'ctl-a', false, 0, NULL)$$);
+CALL regress_util.expect_error($$EXECUTE add_to_queue('mtx/argo/d', 'ns/cron-2', 'ctl-b', false, 0, NULL)$$);
+SELECT sync_release_holder('ns/cron-2');
 
 -- names as long as Argo's columns allow (varchar(256), controller
 -- varchar(64)): a limit of 256 bytes from Argo's CLI, a lock of 256 in

@@ -363,7 +363,13 @@ sync_keyed_find(SyncKeyedRequest *kr, AcquireRequest *req, SyncEntry **existing,
 			XactLockTableWait(wait_for, NULL, NULL, XLTW_None);
 			continue;
 		}
-		if (nfound == kr->nnames && sync_same_request(existing, kr->nnames))
+		/*
+		 * A claim-only request (one row its writer inserts) that finds an
+		 * entry is refused by its caller, whatever request the entry is
+		 * part of: report it as existing.
+		 */
+		if (nfound == kr->nnames &&
+			(kr->claim || sync_same_request(existing, kr->nnames)))
 			return SYNC_KEYED_EXISTING;
 		if (nfound > 0)
 		{
