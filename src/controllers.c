@@ -284,12 +284,12 @@ sync_controller_transition(int slot, bool activate)
 	c->active = activate;
 	if (pg_atomic_read_u32(&c->nentries) > 0)
 	{
-		HASH_SEQ_STATUS status;
-		SyncLock   *lock;
+		SyncLiveIter it;
 
-		hash_seq_init(&status, sync_lock_hash());
-		while ((lock = hash_seq_search(&status)) != NULL)
+		sync_foreach_live_lock(it)
 		{
+			SyncLock   *lock = sync_live_lock(it);
+
 			if (lock->tag.dbid == c->dbid &&
 				sync_move_entries(lock, slot, activate) > 0)
 				sync_grant_waiters(lock);

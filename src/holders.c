@@ -788,15 +788,14 @@ sync_keyed_release_held(SyncEntry *e)
 int
 sync_keyed_purge(SyncKeyedFilter filter, void *arg)
 {
-	HASH_SEQ_STATUS status;
-	SyncLock   *lock;
+	SyncLiveIter it;
 	int			n = 0;
 
 	Assert(LWLockHeldByMeInMode(Holders->lock, LW_EXCLUSIVE));
 	Assert(sync_partitions_held(SYNC_ALL_PARTITIONS, true));
-	hash_seq_init(&status, sync_lock_hash());
-	while ((lock = hash_seq_search(&status)) != NULL)
+	sync_foreach_live_lock(it)
 	{
+		SyncLock   *lock = sync_live_lock(it);
 		dlist_head *lists[3] = {&lock->holders, &lock->waiters, &lock->dormant};
 
 		if (lock->tag.dbid != MyDatabaseId)
@@ -825,9 +824,10 @@ sync_keyed_purge(SyncKeyedFilter filter, void *arg)
 	}
 
 	/* second pass: hand freed slots on; drop what is now idle */
-	hash_seq_init(&status, sync_lock_hash());
-	while ((lock = hash_seq_search(&status)) != NULL)
+	sync_foreach_live_lock(it)
 	{
+		SyncLock   *lock = sync_live_lock(it);
+
 		if (lock->tag.dbid != MyDatabaseId)
 			continue;
 		sync_grant_waiters(lock);

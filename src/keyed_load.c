@@ -247,12 +247,15 @@ sync_keyed_install(List *rows, List *controllers, Oid limit_relid)
 
 		/* slots freed while we were down (raised limits) go to the queues */
 		{
-			SyncLock   *lock;
+			SyncLiveIter it;
 
-			hash_seq_init(&status, sync_lock_hash());
-			while ((lock = hash_seq_search(&status)) != NULL)
+			sync_foreach_live_lock(it)
+			{
+				SyncLock   *lock = sync_live_lock(it);
+
 				if (lock->tag.dbid == MyDatabaseId)
 					sync_grant_waiters(lock);
+			}
 		}
 	}
 	sync_unlock_partitions(all);
@@ -279,14 +282,13 @@ static void
 sync_keyed_visit_held(HeldVisitor visit, void *arg)
 {
 	uint32		all = SYNC_ALL_PARTITIONS;
-	HASH_SEQ_STATUS status;
-	SyncLock   *lock;
+	SyncLiveIter it;
 
 	LWLockAcquire(sync_holders_lock(), LW_SHARED);
 	sync_lock_partitions(all, LW_SHARED);
-	hash_seq_init(&status, sync_lock_hash());
-	while ((lock = hash_seq_search(&status)) != NULL)
+	sync_foreach_live_lock(it)
 	{
+		SyncLock   *lock = sync_live_lock(it);
 		dlist_iter	iter;
 
 		if (lock->tag.dbid != MyDatabaseId || lock->nheld == 0)

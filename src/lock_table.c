@@ -13,8 +13,9 @@
  *	  impossible;
  *	- the entry free list is protected by a spinlock, held only to push or
  *	  pop one entry;
- *	- a partition's idle list (cached semaphores) is protected by that
- *	  partition's lock.
+ *	- a partition's lists of live locks and of idle ones (cached
+ *	  semaphores) are protected by that partition's lock; every lock in the
+ *	  hash is on exactly one of them, through its list_link.
  *
  * The partition locks are the tranche "syncwf partitions".  Other shared
  * state has its own block, sized and created by its own file (tokens.c,
@@ -86,7 +87,10 @@ sync_lock_table_shmem_init(void)
 		memset(sync_shmem, 0, sizeof(SyncShmem));
 		sync_shmem->partition_locks = GetNamedLWLockTranche(SYNC_PARTITIONS_TRANCHE);
 		for (int i = 0; i < SYNC_NUM_PARTITIONS; i++)
+		{
+			dlist_init(&sync_shmem->live_locks[i]);
 			dlist_init(&sync_shmem->idle_locks[i]);
+		}
 		SpinLockInit(&sync_shmem->pool_mutex);
 		pg_atomic_init_u32(&sync_shmem->nlocks, 0);
 		pg_atomic_init_u64(&sync_shmem->next_seq, 1);
@@ -200,26 +204,27 @@ sync_lock_remove(SyncLock *lock)
 {
 	Assert(sync_partition_held(lock->hashcode, true));
 	Assert(lock->nheld == 0 && lock->nwaiting == 0 && lock->ndormant == 0);
-	Assert(lock->cached != dlist_node_is_detached(&lock->idle_link));
-	if (lock->cached)
-		dlist_delete_thoroughly(&lock->idle_link);
+	Assert(!dlist_node_is_detached(&lock->list_link));
+	dlist_delete_thoroughly(&lock->list_link);
 	hash_search_with_hash_value(SyncLockHash, &lock->tag, lock->hashcode,
 								HASH_REMOVE, NULL);
 	pg_atomic_fetch_sub_u32(&sync_shmem->nlocks, 1);
 }
 
 /*
- * A cached semaphore is about to be used again: take it off the idle list.
- * Caller holds its partition exclusively.
+ * A cached semaphore is about to be used again: move it from the idle list
+ * to the live one.  Caller holds its partition exclusively.
  */
 void
 sync_lock_uncache(SyncLock *lock)
 {
 	Assert(sync_partition_held(lock->hashcode, true));
-	Assert(lock->cached != dlist_node_is_detached(&lock->idle_link));
+	Assert(!dlist_node_is_detached(&lock->list_link));
 	if (lock->cached)
 	{
-		dlist_delete_thoroughly(&lock->idle_link);
+		dlist_delete(&lock->list_link);
+		dlist_push_tail(&sync_shmem->live_locks[sync_partition_of(lock->hashcode)],
+						&lock->list_link);
 		lock->cached = false;
 	}
 }
@@ -260,7 +265,7 @@ sync_evict_lru(uint32 hashcode, bool wait)
 		}
 		if (!dlist_is_empty(&sync_shmem->idle_locks[p]))
 		{
-			sync_lock_remove(dlist_head_element(SyncLock, idle_link,
+			sync_lock_remove(dlist_head_element(SyncLock, list_link,
 												&sync_shmem->idle_locks[p]));
 			evicted = true;
 		}
@@ -344,7 +349,8 @@ sync_lock_create(const SyncLockTag *tag, uint32 hashcode, bool *found)
 	lock->cached = false;
 	lock->limit = 1;
 	lock->limit_relid = InvalidOid;
-	dlist_node_init(&lock->idle_link);
+	dlist_push_tail(&sync_shmem->live_locks[sync_partition_of(hashcode)],
+					&lock->list_link);
 	lock->nheld = 0;
 	lock->nwaiting = 0;
 	lock->ndormant = 0;
@@ -370,10 +376,10 @@ sync_lock_idle(SyncLock *lock)
 		   dlist_is_empty(&lock->dormant));
 	if (lock->kind == SYNC_KIND_SEMAPHORE && lock->limit_defined)
 	{
-		Assert(dlist_node_is_detached(&lock->idle_link));
+		dlist_delete(&lock->list_link);
 		lock->cached = true;
 		dlist_push_tail(&sync_shmem->idle_locks[sync_partition_of(lock->hashcode)],
-						&lock->idle_link);
+						&lock->list_link);
 	}
 	else
 		sync_lock_remove(lock);

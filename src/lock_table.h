@@ -77,7 +77,8 @@ typedef struct SyncLock
 	bool		cached;			/* idle, on the partition's idle list */
 	int32		limit;			/* slots: 1 for a mutex, sizelimit otherwise */
 	Oid			limit_relid;	/* semaphore: sync_limit table it came from */
-	dlist_node	idle_link;		/* in SyncShmem.idle_locks[partition] */
+	dlist_node	list_link;		/* in its partition's SyncShmem.live_locks,
+								 * or idle_locks when cached */
 	int32		nheld;			/* entries in holders */
 	int32		nwaiting;		/* entries in waiters */
 	int32		ndormant;		/* entries in dormant */
@@ -140,12 +141,15 @@ typedef struct SyncEntry
 
 /*
  * The lock table's shared control block.  The partition locks protect the
- * locks and entries of their partitions, and the idle lists; pool_mutex the
+ * locks and entries of their partitions, and the live and idle lists;
+ * pool_mutex the
  * entry free list; the counters are atomics.
  */
 typedef struct SyncShmem
 {
 	LWLockPadded *partition_locks;	/* SYNC_NUM_PARTITIONS of them */
+	dlist_head	live_locks[SYNC_NUM_PARTITIONS];	/* locks not cached; under
+													 * the partition lock */
 	dlist_head	idle_locks[SYNC_NUM_PARTITIONS];	/* cached semaphores, LRU
 													 * first; under the
 													 * partition lock */
@@ -181,6 +185,32 @@ extern int	sync_entries_free(void);
 extern void sync_lock_partitions(uint32 partmask, LWLockMode mode);
 extern void sync_unlock_partitions(uint32 partmask);
 extern HTAB *sync_lock_hash(void);
+
+/*
+ * Visit every live lock (one that is not a cached semaphore: it has a
+ * holder or a queue entry) of every partition and every database, without
+ * walking the hash table: the cost is in proportion to the live locks,
+ * whatever the table's size.  The caller holds every partition lock; the
+ * body may make the visited lock idle (sync_lock_idle), nothing else.
+ *
+ *		SyncLiveIter it;
+ *		sync_foreach_live_lock(it)
+ *		{
+ *			SyncLock   *lock = sync_live_lock(it);
+ *			...
+ *		}
+ */
+typedef struct SyncLiveIter
+{
+	int			partition;
+	dlist_mutable_iter iter;
+} SyncLiveIter;
+
+#define sync_foreach_live_lock(it) \
+	for ((it).partition = 0; (it).partition < SYNC_NUM_PARTITIONS; (it).partition++) \
+		dlist_foreach_modify((it).iter, &sync_shmem->live_locks[(it).partition])
+#define sync_live_lock(it) \
+	dlist_container(SyncLock, list_link, (it).iter.cur)
 
 /*
  * Called by sync_entry_free() for a keyed entry (one with a holder) before

@@ -68,21 +68,21 @@ int
 sync_status_locks(LockRow **rows_out)
 {
 	uint32		all = SYNC_ALL_PARTITIONS;
-	HASH_SEQ_STATUS status;
-	SyncLock   *lock;
+	SyncLiveIter it;
 	LockRow    *rows;
 	int			nrows = 0;
-	int			maxrows;
+	int			maxrows = 0;
 
 	sync_lock_partitions(all, LW_SHARED);
-	maxrows = Max(hash_get_num_entries(sync_lock_hash()), 1);
-	rows = palloc_extended(sizeof(LockRow) * maxrows, MCXT_ALLOC_HUGE);
-	hash_seq_init(&status, sync_lock_hash());
-	while ((lock = hash_seq_search(&status)) != NULL)
+	sync_foreach_live_lock(it)
+		maxrows++;
+	rows = palloc_extended(sizeof(LockRow) * Max(maxrows, 1), MCXT_ALLOC_HUGE);
+	sync_foreach_live_lock(it)
 	{
+		SyncLock   *lock = sync_live_lock(it);
 		LockRow    *row;
 
-		if (lock->tag.dbid != MyDatabaseId || lock->cached)
+		if (lock->tag.dbid != MyDatabaseId)
 			continue;
 		row = &rows[nrows++];
 		row->name = pstrdup(lock->tag.name);
@@ -107,8 +107,7 @@ int
 sync_status_entries(EntryRow **rows_out)
 {
 	uint32		all = SYNC_ALL_PARTITIONS;
-	HASH_SEQ_STATUS status;
-	SyncLock   *lock;
+	SyncLiveIter it;
 	EntryRow   *rows;
 	int			nrows = 0;
 	int			maxrows;
@@ -117,12 +116,12 @@ sync_status_entries(EntryRow **rows_out)
 	/* every entry belongs to a live lock, so this bounds the row count */
 	maxrows = Max(sync_max_entries - sync_entries_free(), 1);
 	rows = palloc_extended(sizeof(EntryRow) * maxrows, MCXT_ALLOC_HUGE);
-	hash_seq_init(&status, sync_lock_hash());
-	while ((lock = hash_seq_search(&status)) != NULL)
+	sync_foreach_live_lock(it)
 	{
+		SyncLock   *lock = sync_live_lock(it);
 		char	   *name;
 
-		if (lock->tag.dbid != MyDatabaseId || lock->cached)
+		if (lock->tag.dbid != MyDatabaseId)
 			continue;
 		name = pstrdup(lock->tag.name);
 		nrows = sync_copy_entries(&lock->holders, rows, nrows, name, false);
