@@ -1,30 +1,27 @@
 -- Comparison 8 of scripts/bench.sh, reference contenders: launch-plan
--- concurrency the way Flyte's admin checks it (its RFC and its shipped
--- concurrency-control page): executions and launch plans are rows of two
--- tables, and a launch counts the plan's active executions by joining them,
--- then inserts the new execution if the count is below the limit of the
--- version being launched (bench/launch_flyte.sql).
+-- concurrency the way flyteadmin checks it since v1.16 (PR 6475,
+-- checkLaunchPlanConcurrency in pkg/manager/impl/execution_manager.go):
+-- executions and launch plans are rows of two tables, and a launch counts
+-- the plan's active executions by joining them, then creates the new
+-- execution if the count is below the limit of the version being launched
+-- (bench/launch_flyte.sql).
 --
--- The shape follows flyteadmin's models (pkg/repositories/models): an
+-- The shape is flyteadmin's (pkg/repositories/models, v1.16.8): an
 -- execution is keyed by (execution_project, execution_domain,
--- execution_name) and points at the launch plan version it was launched
--- from (launch_plan_id, indexed); a launch plan version is keyed by
--- (project, domain, name, version) and has a numeric id.  Its phase column
--- has no index in flyteadmin: the RFC's "Drawbacks" list of the executions
--- table's indices names the primary key, launch plan id, workflow id, task
--- id, created at, error kind, user and "state", and "state" is the
--- execution's archive state (active / archived), not its phase; the RFC
--- proposes a phase index "to safeguard for well-populated flyteadmin
--- instances with lots of completed, historical executions".  So there are
--- two reference schemas, the same but for one index:
---   flyte        primary key and launch_plan_id, as flyteadmin has them;
---   flyte_phase  the same plus an index on phase, which serves the count.
--- The other indexed columns (workflow id, task id, created at, error kind,
--- user, state) are left out: that only makes the references' inserts and
--- updates cheaper.  The concurrency policy, in Flyte part of the launch
--- plan's spec, is a column.  No lock serializes concurrent launches, which
--- also only makes the references cheaper.
-
+-- execution_name), has a numeric id (its BaseModel, indexed), and points at
+-- the launch plan version it was launched from (launch_plan_id, indexed); a
+-- launch plan version is keyed by (project, domain, name, version) and has
+-- a numeric id.  Two reference schemas, the same but for one index:
+--   flyte          as Flyte ships it: with idx_executions_phase, which its
+--                  migration 2025-05-29-add-index-executions-phase adds and
+--                  which serves the count;
+--   flyte_nophase  without it, as before v1.16 (for information only).
+-- The other indexed columns of flyteadmin's executions (workflow id, task
+-- id, created at, error kind, user, state, deleted at) and its other
+-- columns (spec, closure, ...) are left out: that only makes the
+-- references' inserts and updates cheaper.  The concurrency policy, in
+-- Flyte part of the launch plan's spec, is a column.  No lock serializes
+-- concurrent launches (Flyte has none either).
 CREATE FUNCTION bench_flyte_schema(s name, phase_index boolean, max_concurrency integer)
 RETURNS void
 LANGUAGE plpgsql
@@ -43,6 +40,7 @@ BEGIN
             PRIMARY KEY (project, domain, name, version)
         );
         CREATE TABLE %1$I.executions (
+            id                bigserial   NOT NULL,
             execution_project text        NOT NULL,
             execution_domain  text        NOT NULL,
             execution_name    text        NOT NULL,
@@ -52,12 +50,13 @@ BEGIN
             updated_at        timestamptz,
             PRIMARY KEY (execution_project, execution_domain, execution_name)
         );
-        CREATE INDEX executions_launch_plan_id ON %1$I.executions (launch_plan_id);
+        CREATE INDEX idx_executions_id ON %1$I.executions (id);
+        CREATE INDEX idx_executions_launch_plan_id ON %1$I.executions (launch_plan_id);
         INSERT INTO %1$I.launch_plans (project, domain, name, version, max_concurrency, behavior)
         VALUES ('bench', 'dev', 'lp8', 'v1', %2$s, 'WAIT');
         $ddl$, s, max_concurrency);
     IF phase_index THEN
-        EXECUTE format('CREATE INDEX executions_phase ON %I.executions (phase)', s);
+        EXECUTE format('CREATE INDEX idx_executions_phase ON %I.executions (phase)', s);
     END IF;
 END
 $$;
