@@ -107,36 +107,12 @@ sync_worker_wake(void)
 		SetLatch(&GetPGProcByNumber(procno)->procLatch);
 }
 
-/* Queue a grant for the worker to write and announce.  Never fails. */
-void
-sync_outbox_push(SyncEntry *entry)
-{
-	LWLockAcquire(Outbox->lock, LW_EXCLUSIVE);
-	if (Outbox->tail - Outbox->head < SYNC_OUTBOX_SIZE)
-	{
-		SyncOutboxItem *item = &Outbox->items[Outbox->tail % SYNC_OUTBOX_SIZE];
-
-		item->entry = entry;
-		item->request_id = entry->request_id;
-		item->token = entry->token;
-		Outbox->tail++;
-	}
-	else
-		Outbox->overflow = true;	/* the next round scans */
-	LWLockRelease(Outbox->lock);
-	sync_worker_wake();
-}
-
 /*
- * Put back a grant whose writing was skipped (its row was locked) or rolled
- * back, for a later round, without waking the worker: the round that
- * skipped it looks again soon.  Only if the ring is full does the next
- * round look at every unwritten grant, a scan of the whole lock table that
- * holds every partition lock for its length (milliseconds in a large
- * table), which a requeued item spares the backends.  Never fails.
+ * Append a grant to the ring; when the ring is full, set 'overflow'
+ * instead, and the next round looks at every unwritten grant.
  */
-void
-sync_outbox_requeue(const SyncOutboxItem *item)
+static void
+sync_outbox_append(const SyncOutboxItem *item)
 {
 	LWLockAcquire(Outbox->lock, LW_EXCLUSIVE);
 	if (Outbox->tail - Outbox->head < SYNC_OUTBOX_SIZE)
@@ -144,6 +120,33 @@ sync_outbox_requeue(const SyncOutboxItem *item)
 	else
 		Outbox->overflow = true;
 	LWLockRelease(Outbox->lock);
+}
+
+/* Queue a grant for the worker to write and announce.  Never fails. */
+void
+sync_outbox_push(SyncEntry *entry)
+{
+	SyncOutboxItem item;
+
+	item.entry = entry;
+	item.request_id = entry->request_id;
+	item.token = entry->token;
+	sync_outbox_append(&item);
+	sync_worker_wake();
+}
+
+/*
+ * Put back a grant whose writing was skipped (its row was locked) or rolled
+ * back, for a later round, without waking the worker: the round that
+ * skipped it looks again soon.  Only if the ring is full does the next
+ * round look at every unwritten grant, a scan of every held lock that
+ * holds every partition lock for its length, which a requeued item spares
+ * the backends.  Never fails.
+ */
+void
+sync_outbox_requeue(const SyncOutboxItem *item)
+{
+	sync_outbox_append(item);
 }
 
 /* Take everything out of the outbox; *overflow: items were dropped. */
