@@ -142,8 +142,7 @@ typedef struct SyncEntry
 /*
  * The lock table's shared control block.  The partition locks protect the
  * locks and entries of their partitions, and the live and idle lists;
- * pool_mutex the
- * entry free list; the counters are atomics.
+ * pool_mutex the entry free list; the counters are atomics.
  */
 typedef struct SyncShmem
 {

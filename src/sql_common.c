@@ -3,8 +3,9 @@
  * sql_common.c
  *		What every SQL-callable function of syncwf shares: reading and
  *		checking its arguments (the rules themselves are names.c's), the
- *		bigint[] of tokens the array forms return, and its one entry guard, sync_enter(), which checks what the function
- *		needs in one fixed order: shared memory, the database of keyed
+ *		bigint[] of tokens the array forms return, and its one entry
+ *		guard, sync_enter(), which checks what the function needs in one
+ *		fixed order: shared memory, the database of keyed
  *		holds, administrator rights, a writable transaction, and keyed
  *		holds loaded.
  *

@@ -414,8 +414,8 @@ sync_grant_waiters(SyncLock *lock)
 }
 
 /*
- * May keyed entry 'e' (pending or dormant) be granted now
- * by a claim, that is, by its writer setting held = true in sync_state
+ * May keyed entry 'e' (pending or dormant) be granted now by a claim,
+ * that is, by its writer setting held = true in sync_state
  * (Argo's controller)?  Only a request for one lock can be claimed; the
  * lock must have a slot for it; and every waiter ahead of it must be
  * claim-only too.  The writer has decided the order among claim-only
