@@ -44,6 +44,12 @@ int			sync_inactive_controller_timeout = 300;
 /* Whether the background worker does its rounds (else: sync_reconcile()). */
 bool		sync_worker_enabled = true;
 
+/*
+ * Whether a release writes the grant of the waiter it hands its slot to, in
+ * its own transaction (keyed_ops.c); else the worker does.
+ */
+bool		sync_handoff_in_transaction = true;
+
 void
 sync_define_gucs(void)
 {
@@ -62,7 +68,7 @@ sync_define_gucs(void)
 	DefineCustomIntVariable("syncwf.max_entries",
 							"Maximum number of syncwf holds and queue entries, over all locks.",
 							"Each hold and each queued request for one lock takes an entry. "
-							"Each costs 160 bytes of shared memory.",
+							"Each costs 168 bytes of shared memory.",
 							&sync_max_entries,
 							140000,
 							16,
@@ -122,6 +128,15 @@ sync_define_gucs(void)
 							 &sync_worker_enabled,
 							 true,
 							 PGC_SIGHUP,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("syncwf.handoff_in_transaction",
+							 "Whether a transaction that releases keyed holds writes and announces the grants of the waiters it hands their slots to.",
+							 "Off leaves those grants to the background worker (or sync_reconcile()), a moment after the release commits.",
+							 &sync_handoff_in_transaction,
+							 true,
+							 PGC_USERSET,
 							 0,
 							 NULL, NULL, NULL);
 

@@ -18,8 +18,14 @@
  *	- A release deletes the row and marks the entry (release_xid).  At
  *	  commit the entry is released and its slot handed on; at abort the mark
  *	  is cleared.  Manual DELETEs of sync_state take exactly the same path.
- *	- A grant to a pending entry (when someone else's release commits)
- *	  cannot write the table from a commit callback: it is queued in the
+ *	- A transaction that releases a held entry hands its slot on itself
+ *	  when it can: at pre-commit it reserves the waiter that will get the
+ *	  slot (reserved_xid), writes that waiter's grant to the table and
+ *	  queues the NOTIFY, and at commit the slot passes to it
+ *	  (keyed_xact.c).  Someone else asking about a reserved entry waits for
+ *	  that transaction first.
+ *	- Any other grant to a pending entry (a release applied where nothing
+ *	  can be written: a commit callback, a session's exit) is queued in the
  *	  outbox, and the worker (or sync_reconcile) writes held = true and
  *	  sends the NOTIFY.
  *	- At start (and after the extension is created again) the entries are
@@ -28,9 +34,10 @@
  * Locking order: controllers_lock, then holders_lock (this file's LWLock,
  * tranche "syncwf holders"), then partition locks in ascending order.
  * holders_lock protects the holder hash, every keyed entry's holder_link,
- * created_xid and release_xid, and keeps keyed entries from being freed
- * (freeing needs it exclusively).  created_xid is written with the entry's
- * partition lock held too, so the grant pass may read it.  The load state
+ * created_xid, release_xid and reserved_xid, and keeps keyed entries from
+ * being freed (freeing needs it exclusively).  created_xid and
+ * reserved_xid are written with the entry's partition lock held too, so
+ * the grant pass may read them.  The load state
  * is protected by the spinlock 'mutex'.
  *
  * Layer 5: calls layers 0-4 (guc.c, lock_table.c, outbox.c, wakeups.c,
@@ -232,20 +239,27 @@ holders_entry_freeing(SyncEntry *entry)
 	entry->holder = NULL;
 	entry->created_xid = InvalidTransactionId;
 	entry->release_xid = InvalidTransactionId;
+	entry->reserved_xid = InvalidTransactionId;
 }
 
 /*
- * sync_request_grant()'s hook, for every keyed entry it grants, under the
- * entry's partition lock.  Starts the lease, hands a grant of a committed
- * pending entry to the worker, which writes and announces it (a grant
- * while the requesting transaction is open is handed over when it
- * commits), and wakes whoever waits for it (sync_wait).
+ * The grant hook of wait_queue.c, for every keyed entry granted by the
+ * grant pass or a hand-off, under the entry's partition lock.  Starts the
+ * lease, hands a grant of a committed pending entry to the worker, which
+ * writes and announces it (a grant while the requesting transaction is
+ * open is handed over when it commits; a hand-off was written and
+ * announced by the releasing transaction, which is committing now), and
+ * wakes whoever waits for it (sync_wait).
  */
 static void
 holders_entry_granted(SyncEntry *entry)
 {
+	bool		handoff = TransactionIdIsValid(entry->reserved_xid);
+
 	Assert(sync_partition_held(entry->lock->hashcode, true));
-	entry->persisted = false;
+	Assert(!handoff || LWLockHeldByMeInMode(Holders->lock, LW_EXCLUSIVE));
+	entry->reserved_xid = InvalidTransactionId;
+	entry->persisted = handoff;
 	if (entry->lease_us > 0)
 	{
 		entry->lease_expires = entry->since + entry->lease_us;
@@ -253,7 +267,7 @@ holders_entry_granted(SyncEntry *entry)
 	}
 	else
 		entry->lease_expires = 0;
-	if (!TransactionIdIsValid(entry->created_xid))
+	if (!handoff && !TransactionIdIsValid(entry->created_xid))
 		sync_outbox_push(entry);
 	sync_holder_changed(entry->holder->tag.dbid, entry->holder->tag.key);
 }
@@ -354,11 +368,16 @@ sync_keyed_find(SyncKeyedRequest *kr, AcquireRequest *req, SyncEntry **existing,
 				wait_for = e->created_xid;
 			else if (TransactionIdIsValid(e->release_xid) && e->release_xid != xid)
 				wait_for = e->release_xid;
+			else if (TransactionIdIsValid(e->reserved_xid) && e->reserved_xid != xid)
+				wait_for = e->reserved_xid;
 		}
 
 		if (TransactionIdIsValid(wait_for))
 		{
-			/* another transaction is creating or releasing it: wait */
+			/*
+			 * another transaction is creating or releasing it, or is
+			 * committing a hand-off to it: wait
+			 */
 			sync_keyed_unlock_all(0);
 			XactLockTableWait(wait_for, NULL, NULL, XLTW_None);
 			continue;
@@ -741,12 +760,15 @@ sync_keyed_mark_release(const char *name, const char *holder, uint64 request_id,
 }
 
 /*
- * Release one held keyed entry and hand its slot on.  Caller holds
- * holders_lock exclusively.  If it was granted with others (one request
- * naming several locks), it leaves their ring first.
+ * Release one held keyed entry and hand its slot on: to 'next', the waiter
+ * the releasing transaction reserved, with the token and grant time it
+ * wrote (see keyed_xact.c), or if NULL to whoever the grant pass picks.
+ * Caller holds holders_lock exclusively.  If it was granted with others
+ * (one request naming several locks), it leaves their ring first.
  */
 void
-sync_keyed_release_held(SyncEntry *e)
+sync_keyed_release_held(SyncEntry *e, SyncEntry *next, uint64 token,
+						TimestampTz since)
 {
 	SyncLock   *lock = e->lock;
 	uint32		partmask = (e->next_in_request != e) ? e->partmask :
@@ -772,8 +794,13 @@ sync_keyed_release_held(SyncEntry *e)
 			p = p->next_in_request;
 		} while (p != rest);
 	}
-	dlist_delete_thoroughly(&e->lock_link);
-	lock->nheld--;
+	if (next != NULL)
+		sync_handoff_grant(e, next, token, since);
+	else
+	{
+		dlist_delete_thoroughly(&e->lock_link);
+		lock->nheld--;
+	}
 	sync_entry_free(e);
 	sync_grant_waiters(lock);
 	sync_lock_idle(lock);

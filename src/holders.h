@@ -147,7 +147,8 @@ extern List *sync_keyed_request_locks(SyncEntry *entry, uint64 request_id);
 extern bool sync_keyed_mark_release(const char *name, const char *holder,
 									uint64 request_id, TransactionId xid,
 									SyncKeyedInfo *info);
-extern void sync_keyed_release_held(SyncEntry *e);
+extern void sync_keyed_release_held(SyncEntry *e, SyncEntry *next,
+									uint64 token, TimestampTz since);
 
 typedef bool (*SyncKeyedFilter) (SyncEntry *e, void *arg);
 extern int	sync_keyed_purge(SyncKeyedFilter filter, void *arg);

@@ -24,6 +24,7 @@
 #include "miscadmin.h"
 #include "storage/latch.h"
 #include "storage/lmgr.h"
+#include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
 #include "compat.h"
@@ -176,6 +177,48 @@ sync_keyed_persist_grant(SyncOutboxItem *item, bool *skipped)
 		grant_written_hook(row.name, row.holder);
 	sync_keyed_xact_persisted(item->entry, item->request_id, item->token);
 	return true;
+}
+
+/*
+ * Pre-commit of a transaction that released held entries: hand each freed
+ * slot to the waiter that will get it, in this transaction.  Its grant is
+ * written to sync_state and announced (and a launch plan's execution
+ * promoted) by the same commit that frees the slot, so the waiter hears
+ * "granted" one commit after the release instead of two (the worker's).
+ * A row locked by an open transaction (one withdrawing or re-sorting that
+ * request, a SELECT ... FOR UPDATE) is not waited for: that slot takes the
+ * worker's path, as does every release under REPEATABLE READ or
+ * SERIALIZABLE, where updating a row that changed after the snapshot
+ * would fail the commit, and every release with
+ * syncwf.handoff_in_transaction off.
+ */
+void
+sync_keyed_handoff(void)
+{
+	List	   *handoffs;
+
+	if (!sync_handoff_in_transaction || !sync_keyed_xact_has_releases())
+		return;
+	if (IsolationUsesXactSnapshot())
+		return;
+	PushActiveSnapshot(GetTransactionSnapshot());
+	while ((handoffs = sync_keyed_xact_handoffs()) != NIL)
+	{
+		ListCell   *lc;
+
+		foreach(lc, handoffs)
+		{
+			SyncHandoff *h = (SyncHandoff *) lfirst(lc);
+			bool		skipped = false;
+
+			if (!sync_state_persist(&h->row, &skipped))
+				sync_keyed_xact_handoff_failed(h);
+			else if (grant_written_hook != NULL)
+				grant_written_hook(h->row.name, h->row.holder);
+		}
+		list_free_deep(handoffs);
+	}
+	PopActiveSnapshot();
 }
 
 /*

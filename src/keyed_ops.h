@@ -46,6 +46,7 @@ extern int	sync_keyed_row_removed(const char *name, const char *holder,
 extern void sync_keyed_readmit(const char *name, const char *holder,
 							   int32 limit, bool grant);
 extern int	sync_keyed_persist_grants(bool *retry);
+extern void sync_keyed_handoff(void);
 
 /*
  * Called when a grant of a pending entry has been written to sync_state,

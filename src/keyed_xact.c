@@ -13,6 +13,16 @@
  * controllers_lock (controllers.c) in that module's order.  syncwf.c calls
  * the sync_keyed_xact_at_* functions from its transaction callbacks.
  *
+ * Hand-offs.  At pre-commit, each release of a held entry reserves the
+ * waiter that the grant pass would give its slot to
+ * (sync_keyed_xact_handoffs(): reserved_xid, under holders_lock and the
+ * partition, both exclusive), with the fencing token and grant time it
+ * will have; the engine (keyed_ops.c) writes that grant to sync_state and
+ * queues its NOTIFY in this transaction, or gives the reservation back if
+ * the row is locked.  At commit the slot passes straight to the reserved
+ * waiter (sync_handoff_grant()); at abort the reservation is dropped and
+ * the grant pass runs, so a slot freed meanwhile is not left idle.
+ *
  * Layer 6: calls layers 0-5 (lock_table.c, outbox.c, wakeups.c,
  * wait_queue.c, controllers.c, request.c, holders.c).
  *
@@ -30,6 +40,7 @@
 #include "keyed_xact.h"
 #include "outbox.h"
 #include "request.h"
+#include "tokens.h"
 #include "wait_queue.h"
 #include "wakeups.h"
 
@@ -52,12 +63,16 @@ typedef struct KeyedOp
 	SubTransactionId subid;
 	SyncEntry  *entry;
 	uint64		request_id;
-	uint64		token;
+	uint64		token;			/* PERSISTED, CLAIM; RELEASE: the hand-off's */
 	int32		priority;
 	int64		lease_us;
-	TimestampTz at;
+	TimestampTz at;				/* REFRESH, BEAT; RELEASE: the hand-off's */
 	int			nprovisional;	/* TRUNCATE: requests made before it */
 	char	   *controller;		/* FORGET, BEAT */
+	/* RELEASE of a held entry: the waiter it hands its slot to, if any */
+	bool		handoff_tried;
+	SyncEntry  *next;
+	uint64		next_request_id;
 } KeyedOp;
 
 /* A request this transaction made. */
@@ -133,6 +148,152 @@ sync_keyed_xact_row_deleted(const char *name, const char *holder,
 	op = sync_keyed_new_op(KEYED_OP_RELEASE);
 	op->entry = info->entry;
 	op->request_id = request_id;
+}
+
+/*
+ * The grant of a hand-off, as its row must read: the waiter's name,
+ * holder, controller and lease with the reserved token and grant time.
+ */
+static SyncHandoff *
+sync_handoff_row(KeyedOp *op)
+{
+	SyncEntry  *next = op->next;
+	SyncHandoff *h = palloc0(sizeof(SyncHandoff));
+
+	h->op = op;
+	h->row.name = pstrdup(next->lock->tag.name);
+	h->row.holder = pstrdup(next->holder->tag.key);
+	h->row.controller = (next->controller >= 0) ?
+		pstrdup(sync_controller_name(next->controller)) : NULL;
+	h->row.held = true;
+	h->row.token = (int64) op->token;
+	h->row.granted_at = op->at;
+	h->row.lease_expires = (next->lease_us > 0) ? op->at + next->lease_us : 0;
+	h->row.request_id = (int64) next->request_id;
+	return h;
+}
+
+/*
+ * Reserve the waiter that the slot of released entry op->entry goes to, if
+ * it is a committed keyed request for this lock alone that nobody else is
+ * changing; NULL if there is none.
+ */
+static SyncHandoff *
+sync_reserve_next(KeyedOp *op)
+{
+	SyncEntry  *e = op->entry;
+	SyncHandoff *h = NULL;
+
+	LWLockAcquire(sync_holders_lock(), LW_EXCLUSIVE);
+	if (sync_keyed_entry_is(e, op->request_id) && e->release_xid == keyed_xid)
+	{
+		LWLock	   *partition = sync_partition_lock(e->lock->hashcode);
+
+		LWLockAcquire(partition, LW_EXCLUSIVE);
+		if (e->state == SYNC_ENTRY_HELD)
+		{
+			SyncEntry  *next = sync_queue_handoff_candidate(e);
+
+			if (next != NULL && next->scope == SYNC_SCOPE_KEYED &&
+				!TransactionIdIsValid(next->created_xid) &&
+				!TransactionIdIsValid(next->release_xid) &&
+				!TransactionIdIsValid(next->reserved_xid))
+			{
+				Assert(next->nlocks == 1 && !next->claim);
+				op->next = next;
+				op->next_request_id = next->request_id;
+				op->token = sync_next_token();
+				op->at = GetCurrentTimestamp();
+				next->reserved_xid = keyed_xid;
+			}
+		}
+		/* the reservation is recorded: an error now is undone at abort */
+		if (op->next != NULL)
+			h = sync_handoff_row(op);
+		LWLockRelease(partition);
+	}
+	LWLockRelease(sync_holders_lock());
+	return h;
+}
+
+/*
+ * Pre-commit: reserve the hand-off of every release of a held entry not
+ * looked at yet, and return the grants to write (SyncHandoff *).  The
+ * caller writes each, or gives it back with sync_keyed_xact_handoff_failed();
+ * writing may release more (a launch plan's promotion), so it calls again
+ * until the list is empty.
+ */
+List *
+sync_keyed_xact_handoffs(void)
+{
+	ListCell   *lc;
+	List	   *handoffs = NIL;
+
+	foreach(lc, keyed_ops)
+	{
+		KeyedOp    *op = (KeyedOp *) lfirst(lc);
+		SyncHandoff *h;
+
+		if (op->kind != KEYED_OP_RELEASE || op->handoff_tried)
+			continue;
+		op->handoff_tried = true;
+		if ((h = sync_reserve_next(op)) != NULL)
+			handoffs = lappend(handoffs, h);
+	}
+	return handoffs;
+}
+
+/* Has this transaction released an entry whose hand-off is not tried? */
+bool
+sync_keyed_xact_has_releases(void)
+{
+	ListCell   *lc;
+
+	foreach(lc, keyed_ops)
+	{
+		KeyedOp    *op = (KeyedOp *) lfirst(lc);
+
+		if (op->kind == KEYED_OP_RELEASE && !op->handoff_tried)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Give a reservation back: the waiter is queued as before, and the grant
+ * pass runs for any slot freed meanwhile (it passed over the waiter).
+ */
+static void
+sync_unreserve(KeyedOp *op)
+{
+	SyncEntry  *next = op->next;
+
+	op->next = NULL;
+	LWLockAcquire(sync_holders_lock(), LW_EXCLUSIVE);
+	if (sync_keyed_entry_is(next, op->next_request_id) &&
+		next->reserved_xid == keyed_xid)
+	{
+		LWLock	   *partition = sync_partition_lock(next->lock->hashcode);
+
+		LWLockAcquire(partition, LW_EXCLUSIVE);
+		next->reserved_xid = InvalidTransactionId;
+		if (next->state == SYNC_ENTRY_PENDING)
+			sync_grant_waiters(next->lock);
+		LWLockRelease(partition);
+	}
+	LWLockRelease(sync_holders_lock());
+	sync_grant_deferred();
+}
+
+/*
+ * The grant of a hand-off could not be written (its row is locked by an
+ * open transaction, or gone): the slot is handed on at commit by the grant
+ * pass instead, like a release's that nothing can write.
+ */
+void
+sync_keyed_xact_handoff_failed(SyncHandoff *h)
+{
+	sync_unreserve((KeyedOp *) h->op);
 }
 
 /* A pending request takes a new priority at commit. */
@@ -336,11 +497,16 @@ sync_keyed_xact_pending(void)
  *-------------------------------------------------------------------------
  */
 
-/* Commit: the entry's row is gone for good. */
+/*
+ * Commit: the entry's row is gone for good.  A held entry's slot goes to
+ * the waiter reserved at pre-commit, whose grant this commit wrote, or
+ * else to whoever the grant pass picks.
+ */
 static void
 sync_apply_release(KeyedOp *op)
 {
 	SyncEntry  *e = op->entry;
+	bool		handed = false;
 
 	LWLockAcquire(sync_holders_lock(), LW_EXCLUSIVE);
 	if (sync_keyed_entry_is(e, op->request_id) && e->release_xid == keyed_xid)
@@ -352,11 +518,23 @@ sync_apply_release(KeyedOp *op)
 		held = (e->state == SYNC_ENTRY_HELD);
 		LWLockRelease(partition);
 		if (held)
-			sync_keyed_release_held(e);
+		{
+			SyncEntry  *next = op->next;
+
+			/* the hand-off reserved at pre-commit, if it still stands */
+			if (next != NULL &&
+				!(sync_keyed_entry_is(next, op->next_request_id) &&
+				  next->reserved_xid == keyed_xid))
+				next = NULL;
+			sync_keyed_release_held(e, next, op->token, op->at);
+			handed = (next != NULL);
+		}
 		else
 			sync_withdraw_request(e);	/* the whole pending request */
 	}
 	LWLockRelease(sync_holders_lock());
+	if (op->next != NULL && !handed)
+		sync_unreserve(op);
 }
 
 /* Commit: a pending request takes its new priority. */
@@ -594,6 +772,8 @@ sync_undo_op(KeyedOp *op)
 	{
 		SyncEntry  *e = op->entry;
 
+		if (op->next != NULL)
+			sync_unreserve(op);
 		LWLockAcquire(sync_holders_lock(), LW_EXCLUSIVE);
 		if (sync_keyed_entry_is(e, op->request_id) && e->release_xid == keyed_xid)
 			e->release_xid = InvalidTransactionId;

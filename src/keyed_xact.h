@@ -10,6 +10,7 @@
 #define SYNC_KEYED_XACT_H
 
 #include "holders.h"
+#include "rows.h"
 
 /* recording */
 extern void sync_keyed_xact_created(SyncEntry **entries, int nentries,
@@ -41,6 +42,20 @@ extern void sync_keyed_xact_persisted(SyncEntry *entry, uint64 request_id,
 extern void sync_keyed_xact_controller(const char *controller, bool deleted,
 									   TimestampTz at);
 extern void sync_keyed_wake_at_commit(void);
+
+/*
+ * A hand-off reserved at pre-commit (sync_keyed_xact_handoffs()): the
+ * grant its waiter's row must show, to be written in this transaction.
+ */
+typedef struct SyncHandoff
+{
+	SyncStateRow row;
+	void	   *op;				/* keyed_xact.c's record of the release */
+} SyncHandoff;
+
+extern bool sync_keyed_xact_has_releases(void);
+extern List *sync_keyed_xact_handoffs(void);
+extern void sync_keyed_xact_handoff_failed(SyncHandoff *h);
 
 /* transaction events, called by syncwf.c */
 extern bool sync_keyed_xact_pending(void);

@@ -415,6 +415,7 @@ sync_entry_alloc(void)
 		entry->lease_expires = 0;
 		entry->created_xid = InvalidTransactionId;
 		entry->release_xid = InvalidTransactionId;
+		entry->reserved_xid = InvalidTransactionId;
 		entry->owner = InvalidOid;
 		entry->controller = -1;
 		entry->admit_limit = -1;

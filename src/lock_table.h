@@ -128,6 +128,10 @@ typedef struct SyncEntry
 	TransactionId created_xid;	/* creating transaction, until it commits */
 	TransactionId release_xid;	/* transaction deleting its row, until it
 								 * ends */
+	TransactionId reserved_xid; /* pending: the transaction whose release
+								 * hands it a slot at commit (keyed_xact.c),
+								 * between its pre-commit and its end; the
+								 * grant pass passes over it */
 	Oid			owner;			/* role that requested it */
 	int32		controller;		/* controller slot, or -1 */
 	int32		admit_limit;	/* granted only while fewer hold the lock;

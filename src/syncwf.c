@@ -92,8 +92,9 @@ syncwf_shmem_startup(void)
 /*
  * Transaction events, for every module that keeps work for them: session
  * holds (holds.c), limit changes (sem_limits.c), keyed holds and controllers
- * (keyed_xact.c), in that order.  Commit work runs after the commit is
- * durable and must not fail.  Transaction-scope holds end later, after the
+ * (keyed_xact.c), in that order; at pre-commit, a release of a keyed hold
+ * also writes the grant of the waiter its slot goes to (keyed_ops.c).
+ * Commit work runs after the commit is durable and must not fail.  Transaction-scope holds end later, after the
  * transaction's heavyweight locks (syncwf_resource_release).
  */
 static void
@@ -103,6 +104,7 @@ syncwf_xact_callback(XactEvent event, void *arg)
 	{
 		case XACT_EVENT_PRE_COMMIT:
 			sync_limits_precommit();
+			sync_keyed_handoff();
 			break;
 		case XACT_EVENT_PRE_PREPARE:
 			sync_holds_at_prepare();

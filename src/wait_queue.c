@@ -4,7 +4,8 @@
  *		Queue order and the grant pass.  Every grant of a syncwf lock happens
  *		in sync_request_grant(), called from here, or by the requester
  *		(holds.c, holders.c) for a request that is grantable when it
- *		arrives.
+ *		arrives; a claim in sync_claim_grant(); a hand-off reserved by a
+ *		releasing transaction in sync_handoff_grant().
  *
  * Rules:
  *	- a lock's queue is ordered by priority (higher first), then queue time
@@ -18,7 +19,11 @@
  *	- whoever frees a slot (release, session or transaction end, a raised
  *	  limit, a cancelled waiter) runs the grant pass for that lock, grants
  *	  the front request(s) and sets their owners' latches.  Waiters sleep on
- *	  their latch and never poll.
+ *	  their latch and never poll;
+ *	- a keyed waiter *reserved* by a transaction that releases a hold of the
+ *	  lock (reserved_xid, see keyed_xact.c) gets that hold's slot when the
+ *	  transaction commits, in sync_handoff_grant(); until then everyone
+ *	  passes over it as if it were not queued, and it takes no free slot.
  *
  * A single-lock front request is granted in place, under the one partition
  * lock the caller holds.  A multi-lock front request needs the partitions of
@@ -162,6 +167,22 @@ sync_dormant_insert(SyncLock *lock, SyncEntry *entry)
 	sync_ordered_insert(&lock->dormant, entry);
 }
 
+/* The first waiter of a lock that is not reserved, or NULL. */
+static SyncEntry *
+sync_queue_front(SyncLock *lock)
+{
+	dlist_iter	iter;
+
+	dlist_foreach(iter, &lock->waiters)
+	{
+		SyncEntry  *w = dlist_container(SyncEntry, lock_link, iter.cur);
+
+		if (!TransactionIdIsValid(w->reserved_xid))
+			return w;
+	}
+	return NULL;
+}
+
 /*
  * 1-based position of a pending entry in its queue; 0 if not queued.
  * Caller holds its partition.
@@ -205,6 +226,8 @@ sync_passes_waiters(SyncLock *lock, SyncEntry *e)
 
 		if (w == e)
 			return true;
+		if (TransactionIdIsValid(w->reserved_xid))
+			continue;
 		if (w->admit_limit < 0 || lock->nheld < w->admit_limit)
 			return false;
 	}
@@ -231,15 +254,19 @@ sync_request_grantable(SyncEntry *entry, bool respect_queue)
 		Assert(sync_partition_held(lock->hashcode, false));
 		if (lock->nheld >= sync_entry_slots(e))
 			return false;
+		/* a reserved entry is granted by its hand-off only */
+		if (TransactionIdIsValid(e->reserved_xid))
+			return false;
 		if (respect_queue)
 		{
+			SyncEntry  *front = sync_queue_front(lock);
+
 			if (e->state == SYNC_ENTRY_PENDING)
 			{
-				if (dlist_head_element(SyncEntry, lock_link, &lock->waiters) != e &&
-					!sync_passes_waiters(lock, e))
+				if (front != e && !sync_passes_waiters(lock, e))
 					return false;
 			}
-			else if (!dlist_is_empty(&lock->waiters) && !sync_passes_waiters(lock, e))
+			else if (front != NULL && !sync_passes_waiters(lock, e))
 				return false;
 		}
 		e = e->next_in_request;
@@ -283,6 +310,8 @@ sync_entry_grantable_check(SyncEntry *e)
 
 		if (w == e)
 			return true;
+		if (w->state == SYNC_ENTRY_PENDING && TransactionIdIsValid(w->reserved_xid))
+			continue;
 		if (w->state != SYNC_ENTRY_PENDING || e->admit_limit < 0 ||
 			w->admit_limit < 0 || lock->nheld < w->admit_limit)
 			return false;
@@ -368,6 +397,49 @@ sync_defer_request(SyncEntry *entry)
 	ndeferred++;
 }
 
+/* What the grant pass does with the waiter it looks at. */
+typedef enum SyncPassStep
+{
+	SYNC_PASS_GRANT,			/* grant it (a multi-lock one: defer it) */
+	SYNC_PASS_NEXT,				/* pass over it, look at the next */
+	SYNC_PASS_STOP				/* the pass ends here */
+} SyncPassStep;
+
+/*
+ * The rules of the grant pass, for waiter 'w' of 'lock' when the lock has
+ * 'nheld' holders; *passing says whether a waiter held back by its own
+ * limit was passed over already (then only those with a limit of their own
+ * may go on).  Used by the pass itself and by the hand-off's look ahead,
+ * so that both choose alike.
+ */
+static SyncPassStep
+sync_pass_step(SyncLock *lock, SyncEntry *w, int nheld, bool *passing)
+{
+	Assert(w->state == SYNC_ENTRY_PENDING);
+	/* reserved: its hand-off brings its own slot */
+	if (TransactionIdIsValid(w->reserved_xid))
+		return SYNC_PASS_NEXT;
+	if (nheld >= sync_lock_slots(lock))
+		return SYNC_PASS_STOP;
+	if (nheld >= sync_entry_slots(w))
+	{
+		/* held back by its own limit: those behind may go (see above) */
+		if (w->admit_limit >= 0)
+		{
+			*passing = true;
+			return SYNC_PASS_NEXT;
+		}
+		return SYNC_PASS_STOP;
+	}
+	/* ... if they carry a limit of their own; the others keep order */
+	if (*passing && w->admit_limit < 0)
+		return SYNC_PASS_STOP;
+	/* a claim-only request at the front waits for its claim */
+	if (w->claim)
+		return SYNC_PASS_STOP;
+	return SYNC_PASS_GRANT;
+}
+
 /*
  * The grant pass for one lock: grant front requests while slots are free.
  * Caller holds the lock's partition exclusively.  A multi-lock request at
@@ -384,25 +456,11 @@ sync_grant_waiters(SyncLock *lock)
 	dlist_foreach_modify(iter, &lock->waiters)
 	{
 		SyncEntry  *front = dlist_container(SyncEntry, lock_link, iter.cur);
+		SyncPassStep step = sync_pass_step(lock, front, lock->nheld, &passing);
 
-		Assert(front->state == SYNC_ENTRY_PENDING);
-		if (lock->nheld >= sync_lock_slots(lock))
-			break;
-		if (lock->nheld >= sync_entry_slots(front))
-		{
-			/* held back by its own limit: those behind may go (see above) */
-			if (front->admit_limit >= 0)
-			{
-				passing = true;
-				continue;
-			}
-			break;
-		}
-		/* ... if they carry a limit of their own; the others keep order */
-		if (passing && front->admit_limit < 0)
-			break;
-		/* a claim-only request at the front waits for its claim */
-		if (front->claim)
+		if (step == SYNC_PASS_NEXT)
+			continue;
+		if (step == SYNC_PASS_STOP)
 			break;
 		if (front->nlocks > 1)
 		{
@@ -411,6 +469,86 @@ sync_grant_waiters(SyncLock *lock)
 		}
 		sync_request_grant(front, false);
 	}
+}
+
+/*
+ * Move a keyed entry from its lock's queue or dormant list to its holders,
+ * with the given token and grant time (a claim, a hand-off).  Caller holds
+ * the partition exclusively.
+ */
+static void
+sync_waiting_to_held(SyncEntry *e, uint64 token, TimestampTz since)
+{
+	SyncLock   *lock = e->lock;
+
+	Assert(e->state == SYNC_ENTRY_PENDING || e->state == SYNC_ENTRY_DORMANT);
+	if (e->state == SYNC_ENTRY_PENDING)
+		lock->nwaiting--;
+	else
+		lock->ndormant--;
+	dlist_delete_thoroughly(&e->lock_link);
+	e->state = SYNC_ENTRY_HELD;
+	e->token = token;
+	e->since = since;
+	dlist_push_tail(&lock->holders, &e->lock_link);
+	lock->nheld++;
+}
+
+/*
+ * The hand-off's look ahead (keyed_xact.c): the waiter the grant pass
+ * would grant first if 'held' gave up its slot now, or NULL if the pass
+ * would grant nobody, or would stop at a request of several locks (which
+ * needs every one of its partitions).  Caller holds the lock's partition.
+ */
+SyncEntry *
+sync_queue_handoff_candidate(SyncEntry *held)
+{
+	SyncLock   *lock = held->lock;
+	dlist_iter	iter;
+	bool		passing = false;
+
+	Assert(sync_partition_held(lock->hashcode, false));
+	Assert(held->state == SYNC_ENTRY_HELD && lock->nheld > 0);
+	dlist_foreach(iter, &lock->waiters)
+	{
+		SyncEntry  *w = dlist_container(SyncEntry, lock_link, iter.cur);
+		SyncPassStep step = sync_pass_step(lock, w, lock->nheld - 1, &passing);
+
+		if (step == SYNC_PASS_NEXT)
+			continue;
+		if (step == SYNC_PASS_STOP || w->nlocks > 1)
+			return NULL;
+		return w;
+	}
+	return NULL;
+}
+
+/*
+ * The hand-off: 'releasing', a holder of the lock, gives its slot to
+ * 'next', the waiter its transaction reserved (sync_queue_handoff_candidate()
+ * chose it at pre-commit), which takes the fencing token and grant time
+ * that transaction wrote to sync_state.  'next' may have gone dormant
+ * meanwhile (its controller went inactive): its grant is committed, so it
+ * is granted all the same.  The releasing entry is unlinked here; the
+ * caller frees it and runs the grant pass for any other free slot.  Caller
+ * holds the partition exclusively.
+ */
+void
+sync_handoff_grant(SyncEntry *releasing, SyncEntry *next, uint64 token,
+				   TimestampTz since)
+{
+	SyncLock   *lock = next->lock;
+
+	Assert(sync_partition_held(lock->hashcode, true));
+	Assert(releasing->lock == lock && releasing->state == SYNC_ENTRY_HELD);
+	Assert(next->scope == SYNC_SCOPE_KEYED && next->nlocks == 1);
+	Assert(TransactionIdIsValid(next->reserved_xid));
+	Assert(next->state == SYNC_ENTRY_PENDING || next->state == SYNC_ENTRY_DORMANT);
+	dlist_delete_thoroughly(&releasing->lock_link);
+	lock->nheld--;
+	sync_waiting_to_held(next, token, since);
+	Assert(keyed_grant_hook != NULL);
+	keyed_grant_hook(next);
 }
 
 /*
@@ -432,7 +570,8 @@ sync_claim_grantable(SyncEntry *e)
 	dlist_iter	iter;
 
 	Assert(sync_partition_held(lock->hashcode, false));
-	if (e->nlocks != 1 || lock->nheld >= sync_entry_slots(e))
+	if (e->nlocks != 1 || lock->nheld >= sync_entry_slots(e) ||
+		TransactionIdIsValid(e->reserved_xid))
 		return false;
 	dlist_foreach(iter, &lock->waiters)
 	{
@@ -440,7 +579,7 @@ sync_claim_grantable(SyncEntry *e)
 
 		if (w == e || !sync_entry_precedes(w, e))
 			break;
-		if (!w->claim)
+		if (!w->claim && !TransactionIdIsValid(w->reserved_xid))
 			return false;
 	}
 	return true;
@@ -454,21 +593,9 @@ sync_claim_grantable(SyncEntry *e)
 void
 sync_claim_grant(SyncEntry *e)
 {
-	SyncLock   *lock = e->lock;
-
-	Assert(sync_partition_held(lock->hashcode, true));
+	Assert(sync_partition_held(e->lock->hashcode, true));
 	Assert(e->scope == SYNC_SCOPE_KEYED && sync_claim_grantable(e));
-	Assert(e->state == SYNC_ENTRY_PENDING || e->state == SYNC_ENTRY_DORMANT);
-	if (e->state == SYNC_ENTRY_PENDING)
-		lock->nwaiting--;
-	else
-		lock->ndormant--;
-	dlist_delete_thoroughly(&e->lock_link);
-	e->state = SYNC_ENTRY_HELD;
-	e->token = sync_next_token();
-	e->since = GetCurrentTimestamp();
-	dlist_push_tail(&lock->holders, &e->lock_link);
-	lock->nheld++;
+	sync_waiting_to_held(e, sync_next_token(), GetCurrentTimestamp());
 }
 
 /*

@@ -21,12 +21,15 @@ extern void sync_grant_waiters(SyncLock *lock);
 extern bool sync_claim_grantable(SyncEntry *e);
 extern void sync_claim_grant(SyncEntry *e);
 extern void sync_claim_undo(SyncEntry *e);
+extern SyncEntry *sync_queue_handoff_candidate(SyncEntry *held);
+extern void sync_handoff_grant(SyncEntry *releasing, SyncEntry *next,
+							   uint64 token, TimestampTz since);
 extern void sync_grant_waiters_of(const char *name);
 extern void sync_grant_deferred(void);
 
 /*
- * Called by sync_request_grant() for every keyed entry it grants, under the
- * entry's partition lock; set by the module that owns keyed entries
+ * Called by sync_request_grant() and sync_handoff_grant() for every keyed
+ * entry they grant, under the entry's partition lock; set by the module that owns keyed entries
  * (holders.c), at load.
  */
 typedef void (*SyncGrantHook) (SyncEntry *entry);

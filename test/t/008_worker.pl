@@ -1,5 +1,9 @@
 # The background worker "syncwf worker", leases, controller staleness,
 # NOTIFY hand-offs, sync_reconcile() from pg_cron, and other databases.
+# Both nodes set syncwf.handoff_in_transaction = off, so that releases
+# leave their grants to the worker, as every slot freed where nothing can
+# be written does (the hand-off in the releasing transaction is tested by
+# 022_handoff_crash.pl and isolation spec keyed-reservation).
 #
 # Node "worker" (syncwf.database = 'syncdb', created after the start;
 # syncwf.inactive_controller_timeout = 2 in postgresql.conf):
@@ -130,6 +134,7 @@ $cron->append_conf('postgresql.conf', qq{
 shared_preload_libraries = 'syncwf,pg_cron'
 syncwf.database = 'postgres'
 syncwf.enable_worker = off
+syncwf.handoff_in_transaction = off
 cron.database_name = 'postgres'
 cron.use_background_workers = on
 max_worker_processes = 16
@@ -278,6 +283,7 @@ $node->append_conf('postgresql.conf', qq{
 shared_preload_libraries = 'syncwf'
 syncwf.database = 'syncdb'
 syncwf.inactive_controller_timeout = 2
+syncwf.handoff_in_transaction = off
 restart_after_crash = on
 track_functions = all
 });

@@ -1,6 +1,9 @@
 # Launch-plan concurrency policies driven by the background worker: nobody
 # calls sync_reconcile() on the launch-plan node (checked with
-# track_functions = all).
+# track_functions = all).  Both nodes set syncwf.handoff_in_transaction =
+# off, so that a terminal update leaves the promotion to the worker (the
+# promotion by the terminal update's own transaction is tested by
+# 022_handoff_crash.pl and isolation spec keyed-reservation).
 #
 # Node "lp" (syncwf.database = 'postgres'):
 #  - WAIT promotion: a terminal sync_execution_update() of the execution
@@ -117,6 +120,7 @@ $cron->init;
 $cron->append_conf('postgresql.conf', qq{
 shared_preload_libraries = 'syncwf,pg_cron'
 syncwf.database = 'postgres'
+syncwf.handoff_in_transaction = off
 cron.database_name = 'postgres'
 cron.use_background_workers = on
 max_worker_processes = 16
@@ -144,6 +148,7 @@ $node->init;
 $node->append_conf('postgresql.conf', qq{
 shared_preload_libraries = 'syncwf'
 syncwf.database = 'postgres'
+syncwf.handoff_in_transaction = off
 restart_after_crash = on
 track_functions = all
 });

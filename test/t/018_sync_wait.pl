@@ -1,5 +1,7 @@
-# sync_wait where the worker does not help: syncwf.enable_worker = off, so
-# that grants of pending keyed requests are written only by whoever asks.
+# sync_wait where the worker does not help: syncwf.enable_worker = off, and
+# releases leave the grants of pending keyed requests to the worker
+# (syncwf.handoff_in_transaction = off), so that they are written only by
+# whoever asks.
 #
 #  - a sync_wait blocked on a pending request returns the moment the
 #    release that hands it the slot commits (well within 1 s), with a token
@@ -34,6 +36,7 @@ $node->append_conf('postgresql.conf', q{
 shared_preload_libraries = 'syncwf'
 syncwf.database = 'postgres'
 syncwf.enable_worker = off
+syncwf.handoff_in_transaction = off
 restart_after_crash = on
 });
 $node->start;
