@@ -78,6 +78,18 @@ CREATE EXTENSION syncwf;
 SELECT count(*) AS syncwf_admin_roles FROM pg_roles WHERE rolname = 'syncwf_admin';
 SELECT sync_acquire('mtx/setup/smoke') > 0 AS smoke_acquire;
 SELECT sync_release('mtx/setup/smoke') AS smoke_release;
+-- a transaction that releases a keyed hold (whose slot it would hand on,
+-- writing the next request's grant, before it commits) and then drops the
+-- extension commits: there is nothing left to write
+SELECT status FROM sync_request('mtx/setup/drop', 'h1');
+SELECT status FROM sync_request('mtx/setup/drop', 'h2');
+BEGIN;
+SELECT sync_release('mtx/setup/drop', 'h1');
+DROP EXTENSION syncwf;
+COMMIT;
+CREATE EXTENSION syncwf;
+SELECT count(*) AS rows_after_drop FROM sync_state;
+SELECT count(*) AS entries_after_drop FROM sync_entry_status() WHERE lock_name = 'mtx/setup/drop';
 
 CREATE SCHEMA regress_util;
 -- Helpers for the other tests: expect_error runs a statement and reports its

@@ -201,6 +201,9 @@ sync_keyed_handoff(void)
 		return;
 	if (IsolationUsesXactSnapshot())
 		return;
+	/* the extension was dropped in this transaction: nothing to write */
+	if (!OidIsValid(sync_state_relid(true)))
+		return;
 	PushActiveSnapshot(GetTransactionSnapshot());
 	while ((handoffs = sync_keyed_xact_handoffs()) != NIL)
 	{
