@@ -1158,23 +1158,24 @@ implicit transaction) unless said otherwise.
    waits for the NOTIFY \`{"event": "granted", ..., "holder": "bench/ho/b", ...}\`;
    then R requests the lock again for \`bench/ho/a\` (pending) and the roles
    swap. Latency: from just before R sends the release until L has read the
-   notification, on one monotonic clock; it covers the release's commit, the
-   grant to the pending entry at that commit, the syncwf worker waking up,
-   writing the grant to \`sync_state\` and sending the NOTIFY in its own
-   commit, and the delivery to L. Any other notification fails the run.
+   notification, on one monotonic clock; it covers the release, which at its
+   pre-commit reserves the pending entry, writes its grant to \`sync_state\`
+   and queues the NOTIFY, the release's commit, which hands the slot over
+   and sends the NOTIFY, and the delivery to L. Any other notification
+   fails the run.
    The same hand-offs again with \`sync_wait\` instead of LISTEN: before
    each one, L sends \`SELECT sync_wait('mtx/bench/handoff', 'bench/ho/b')\`
    and R sends the release only once L's backend sleeps in it
    (\`pg_stat_activity\`: wait event type \`Extension\`); the hand-off ends
-   when L has the token. It covers the release's commit, the grant, the
-   wake-up of the waiting backend, its writing the grant to \`sync_state\`
-   (unless the worker was first) and its commit, and the result reaching L.
+   when L has the token. It covers the release and its commit (which writes
+   the grant, as above), the wake-up of the waiting backend, and the result
+   reaching L.
    $BENCH_LAT_ROUNDS rounds of $BENCH_KEYED_HANDOFFS recorded hand-offs (after $HO_WARMUP unrecorded ones)
    of each, interleaved (LISTEN, \`sync_wait\`, reference) with a plain-SQL
    reference (bench/keyed_setup.sql): the same
    protocol on a table, where the releasing transaction itself deletes its
    row, marks the oldest pending row held and sends the NOTIFY (channel
-   \`bench_ho\`): one commit per hand-off instead of syncwf's two. Targets,
+   \`bench_ho\`): one commit per hand-off, as syncwf's. Targets,
    over all hand-offs: to LISTEN, syncwf's p50 and p99 each at most the
    reference's in the same run; to \`sync_wait\`, the p99 at most 5 ms.
 8. **Launch-plan executions with $LAUNCH_HISTORY in history**: $CLIENTS clients,
@@ -1237,11 +1238,11 @@ implicit transaction) unless said otherwise.
    L waits for the NOTIFY
    \`{"event": "promoted", "execution_id": <the pending one>, ...}\`.
    Latency: from just before R sends the update until L has read the
-   notification, on one monotonic clock; it covers the update's commit (which
-   releases the slot and grants it to the pending execution), the syncwf
-   worker waking up, writing the grant to \`sync_state\`, setting the
-   execution QUEUED, recording the PROMOTED event and sending the NOTIFY in
-   its own commit, and the delivery to L. After each hand-off (untimed) R
+   notification, on one monotonic clock; it covers the update, which at its
+   pre-commit writes the pending execution's grant to \`sync_state\`, sets
+   the execution QUEUED, records the PROMOTED event and queues the NOTIFY,
+   its commit, which releases the slot to that execution and sends the
+   NOTIFY, and the delivery to L. After each hand-off (untimed) R
    checks that \`sync_execution\` has the promoted execution QUEUED and moves
    it to RUNNING; after each round exactly one PROMOTED event per hand-off
    must be recorded and no execution of the plan may be live; any other
