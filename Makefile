@@ -18,7 +18,8 @@ OBJS         = src/controllers.o src/guc.o src/holders.o src/holds.o \
                src/launch_rows.o src/sem_limits.o src/lock_table.o src/names.o \
                src/outbox.o src/reconcile.o src/request.o src/sql_common.o \
                src/sql_keyed.o src/sql_launch.o src/sql_session.o \
-               src/sql_views.o src/state_rows.o src/status.o src/syncwf.o \
+               src/sql_views.o src/state_direct.o src/state_rows.o \
+               src/status.o src/syncwf.o \
                src/tables.o src/tokens.o src/triggers.o src/wait_queue.o \
                src/worker.o src/client_wait.o src/wakeups.o src/keyed_wait.o \
                src/keyed_events.o

@@ -29,6 +29,7 @@
 #include "postgres.h"
 
 #include "access/genam.h"
+#include "access/tableam.h"
 #include "executor/executor.h"
 #include "lib/ilist.h"
 #include "storage/lock.h"
@@ -121,6 +122,53 @@ sync_insert_index_tuples(ResultRelInfo *rri, TupleTableSlot *slot,
 	return ExecInsertIndexTuples(rri, slot, estate, false, false, NULL, NIL,
 								 false);
 #else
+	return ExecInsertIndexTuples(rri, slot, estate, false, false, NULL, NIL);
+#endif
+}
+
+/*
+ * Update a row without waiting for a transaction that is changing it or has
+ * it locked (TM_BeingModified then).  *update_indexes: the new version needs
+ * index entries (not a HOT update); *only_summarizing: only in summarizing
+ * indexes (16 and later).
+ */
+static inline TM_Result
+sync_tuple_update_nowait(Relation rel, ItemPointer otid, TupleTableSlot *slot,
+						 CommandId cid, Snapshot snapshot, TM_FailureData *tmfd,
+						 bool *update_indexes, bool *only_summarizing)
+{
+	LockTupleMode lockmode;
+	TM_Result	result;
+#if PG_VERSION_NUM >= 160000
+	TU_UpdateIndexes which;
+
+	result = table_tuple_update(rel, otid, slot, cid, snapshot, InvalidSnapshot,
+								false, tmfd, &lockmode, &which);
+	*update_indexes = (which != TU_None);
+	*only_summarizing = (which == TU_Summarizing);
+#else
+	result = table_tuple_update(rel, otid, slot, cid, snapshot, InvalidSnapshot,
+								false, tmfd, &lockmode, update_indexes);
+	*only_summarizing = false;
+#endif
+	return result;
+}
+
+/*
+ * Insert the index entries of the new version of an updated row.  Not
+ * flagged as an update: that hint (for bottom-up index deletion) asks the
+ * executor which columns the statement updated, from a range table that
+ * only an executed statement has.
+ */
+static inline List *
+sync_update_index_tuples(ResultRelInfo *rri, TupleTableSlot *slot,
+						 EState *estate, bool only_summarizing)
+{
+#if PG_VERSION_NUM >= 160000
+	return ExecInsertIndexTuples(rri, slot, estate, false, false, NULL, NIL,
+								 only_summarizing);
+#else
+	Assert(!only_summarizing);
 	return ExecInsertIndexTuples(rri, slot, estate, false, false, NULL, NIL);
 #endif
 }

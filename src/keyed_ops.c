@@ -35,6 +35,7 @@
 #include "keyed_ops.h"
 #include "keyed_wait.h"
 #include "keyed_xact.h"
+#include "state_direct.h"
 #include "state_rows.h"
 #include "tables.h"
 
@@ -212,11 +213,15 @@ sync_keyed_handoff(void)
 		foreach(lc, handoffs)
 		{
 			SyncHandoff *h = (SyncHandoff *) lfirst(lc);
-			bool		skipped = false;
 
-			if (!sync_state_persist(&h->row, &skipped))
+			if (!sync_state_grant(&h->row))
+			{
 				sync_keyed_xact_handoff_failed(h);
-			else if (grant_written_hook != NULL)
+				continue;
+			}
+			sync_keyed_notify("granted", h->row.name, h->row.holder,
+							  h->row.token, h->row.controller, NULL);
+			if (grant_written_hook != NULL)
 				grant_written_hook(h->row.name, h->row.holder);
 		}
 		list_free_deep(handoffs);

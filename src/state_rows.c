@@ -1,19 +1,19 @@
 /*-------------------------------------------------------------------------
  *
  * state_rows.c
- *		The rows of sync_state and sync_controller: every write syncwf makes
- *		to them (with the "granted" event of a grant it writes), and reading
- *		them back to rebuild shared memory.  Table I/O only: this file knows
+ *		The rows of sync_state and sync_controller: the writes syncwf makes
+ *		to them as SQL statements (with the "granted" event of a grant it
+ *		writes), and reading them back to rebuild shared memory.  Table I/O only: this file knows
  *		nothing of shared memory; the engine (keyed_ops.c) decides what to
  *		write and what a deleted row means.
  *
  * Writes run as the tables' owner (the extension's owner), so that roles
  * which may only read the tables can still request and release through
  * the API, and queries are schema-qualified and use OPERATOR(pg_catalog.=),
- * so that nothing depends on the caller's search_path.  The two writes of
- * every keyed request and release -- inserting and deleting a sync_state
- * row -- bypass SPI and go through the table access method and the primary
- * key directly (see "The hot path" below).
+ * so that nothing depends on the caller's search_path.  The writes of
+ * every keyed request, release and hand-off -- inserting and deleting a
+ * sync_state row, writing a hand-off's grant -- bypass SPI and go through
+ * the table access method and the primary key directly (state_direct.c).
  *
  * Rows of sync_state can only be inserted and updated by syncwf itself:
  * the guard trigger (triggers.c) asks sync_state_writing().  A DELETE
@@ -75,35 +75,6 @@ static uint64 cascaded_rows = 0;
 /* Why rows are being deleted; NULL for a manual DELETE. */
 static const char *delete_reason = NULL;
 
-/* The columns of sync_state that syncwf writes (names in state_columns[]). */
-typedef enum StateColumn
-{
-	COL_NAME,
-	COL_WORKFLOWKEY,
-	COL_CONTROLLER,
-	COL_HELD,
-	COL_PRIORITY,
-	COL_TIME,
-	COL_TOKEN,
-	COL_GRANTED_AT,
-	COL_LEASE,
-	COL_LEASE_EXPIRES,
-	COL_OWNER,
-	COL_REQUEST_ID,
-	COL_SEQ,
-	COL_ADMIT_LIMIT,
-	COL_CLAIM,					/* from version 1.2 on */
-	SYNC_STATE_NCOLS
-} StateColumn;
-
-/*
- * Where those columns are in the current sync_state, and its primary key;
- * current while the table and the count of invalidations are the same.
- */
-static Oid	layout_relid = InvalidOid;
-static uint64 layout_invalidations = 0;
-static AttrNumber state_attnums[SYNC_STATE_NCOLS];
-static Oid	state_pkey = InvalidOid;
 
 typedef enum StatePlan
 {
@@ -288,241 +259,6 @@ sync_exec(StatePlan which, Datum *values, const char *nulls, Datum *result,
 	return processed;
 }
 
-static Datum
-sync_interval_datum(int64 us)
-{
-	Interval   *iv = palloc0(sizeof(Interval));
-
-	iv->time = us;
-	return IntervalPGetDatum(iv);
-}
-
-/*-------------------------------------------------------------------------
- * The hot path: a request's INSERT and a release's DELETE
- *
- * Every keyed request writes a row and every release deletes one, so these
- * two go through the table access method and the primary key directly
- * rather than through SPI, whose executor start-up, shutdown and trigger
- * queue cost more than the change itself.  They do what the statements
- * would: the heap and index changes are WAL-logged as usual (standbys,
- * logical decoding and crash recovery see ordinary rows), the primary key
- * checks uniqueness, and a row updated by a concurrent transaction is
- * followed to its latest version as READ COMMITTED does (serialization
- * failure under REPEATABLE READ or SERIALIZABLE).  Triggers do not fire:
- * syncwf's own writes need neither the guard nor the delete trigger; the
- * rows a delete removed go back to the engine, which does what the delete
- * trigger would (keyed_ops.c).
- *-------------------------------------------------------------------------
- */
-
-/* The names of the columns syncwf writes, by StateColumn. */
-static const char *const state_columns[SYNC_STATE_NCOLS] = {
-	"name", "workflowkey", "controller", "held", "priority", "time", "token",
-	"granted_at", "lease", "lease_expires", "owner", "request_id", "seq",
-	"admit_limit", "claim"
-};
-
-/*
- * Find the columns and the primary key of sync_state 'rel' (once per
- * table, and again after an invalidation of one of syncwf's tables: see
- * sync_tables_invalidations()).
- */
-static void
-sync_state_layout(Relation rel)
-{
-	Oid			pkey;
-	Relation	idx;
-
-	if (layout_relid == RelationGetRelid(rel) &&
-		layout_invalidations == sync_tables_invalidations())
-		return;
-	for (int c = 0; c < SYNC_STATE_NCOLS; c++)
-	{
-		state_attnums[c] = get_attnum(RelationGetRelid(rel), state_columns[c]);
-		if (state_attnums[c] == InvalidAttrNumber && c != COL_CLAIM)
-			elog(ERROR, "column \"%s\" of sync_state is missing", state_columns[c]);
-	}
-	pkey = sync_primary_key_index(rel);
-	if (!OidIsValid(pkey))
-		elog(ERROR, "sync_state has no primary key");
-	idx = index_open(pkey, AccessShareLock);
-	if (IndexRelationGetNumberOfKeyAttributes(idx) != 2 ||
-		idx->rd_index->indkey.values[0] != state_attnums[COL_NAME] ||
-		idx->rd_index->indkey.values[1] != state_attnums[COL_WORKFLOWKEY])
-		elog(ERROR, "the primary key of sync_state is not (name, workflowkey)");
-	index_close(idx, AccessShareLock);
-	state_pkey = pkey;
-	layout_relid = RelationGetRelid(rel);
-	layout_invalidations = sync_tables_invalidations();
-}
-
-/* Insert one row: values and isnull in state_columns order. */
-static void
-sync_state_insert_row(Datum *values, bool *isnull)
-{
-	Relation	rel;
-	TupleTableSlot *slot;
-	EState	   *estate;
-	ResultRelInfo *rri;
-	List	   *recheck;
-
-	rel = table_open(sync_state_relid(false), RowExclusiveLock);
-	sync_state_layout(rel);
-
-	slot = table_slot_create(rel, NULL);
-	ExecClearTuple(slot);
-	for (int i = 0; i < RelationGetDescr(rel)->natts; i++)
-	{
-		slot->tts_values[i] = (Datum) 0;
-		slot->tts_isnull[i] = true;
-	}
-	for (int c = 0; c < SYNC_STATE_NCOLS; c++)
-	{
-		if (state_attnums[c] == InvalidAttrNumber)
-			continue;			/* claim, before version 1.2 */
-		slot->tts_values[state_attnums[c] - 1] = values[c];
-		slot->tts_isnull[state_attnums[c] - 1] = isnull[c];
-	}
-	ExecStoreVirtualTuple(slot);
-
-	estate = CreateExecutorState();
-	rri = makeNode(ResultRelInfo);
-	InitResultRelInfo(rri, rel, 1, NULL, 0);
-	ExecOpenIndices(rri, false);
-	table_tuple_insert(rel, slot, GetCurrentCommandId(true), 0, NULL);
-	recheck = sync_insert_index_tuples(rri, slot, estate);
-	Assert(recheck == NIL);		/* no deferrable constraint */
-	(void) recheck;
-	ExecCloseIndices(rri);
-	FreeExecutorState(estate);
-	ExecDropSingleTupleTableSlot(slot);
-	table_close(rel, NoLock);
-	/* later statements of this transaction see the row */
-	CommandCounterIncrement();
-}
-
-/*
- * Delete the row of (name, holder), if there is one.  Returns the rows
- * deleted (one, unless an earlier version of it was deleted by this
- * command already), each as a SyncStateRow with its request_id and
- * controller: what they mean is the engine's (sync_keyed_delete).
- */
-List *
-sync_state_delete(const char *name, const char *holder)
-{
-	Relation	rel;
-	Relation	idx;
-	ScanKeyData keys[2];
-	TupleTableSlot *slot;
-	Datum		name_datum = CStringGetTextDatum(name);
-	Datum		holder_datum = CStringGetTextDatum(holder);
-	List	   *removed = NIL;
-	bool		retry;
-
-	rel = table_open(sync_state_relid(false), RowExclusiveLock);
-	sync_state_layout(rel);
-	idx = index_open(state_pkey, RowExclusiveLock);
-	ScanKeyEntryInitialize(&keys[0], 0, 1, BTEqualStrategyNumber, InvalidOid,
-						   idx->rd_indcollation[0], F_TEXTEQ, name_datum);
-	ScanKeyEntryInitialize(&keys[1], 0, 2, BTEqualStrategyNumber, InvalidOid,
-						   idx->rd_indcollation[1], F_TEXTEQ, holder_datum);
-	slot = table_slot_create(rel, NULL);
-
-	do
-	{
-		Snapshot	snapshot = RegisterSnapshot(GetTransactionSnapshot());
-		IndexScanDesc scan = sync_index_beginscan(rel, idx, snapshot, 2, 0);
-
-		retry = false;
-		index_rescan(scan, keys, 2, NULL, 0);
-		while (!retry && index_getnext_slot(scan, ForwardScanDirection, slot))
-		{
-			TM_FailureData tmfd;
-			TM_Result	result;
-			bool		isnull;
-			SyncStateRow *row;
-			Datum		d;
-
-			result = table_tuple_delete(rel, &slot->tts_tid,
-										GetCurrentCommandId(true), snapshot,
-										InvalidSnapshot, true, &tmfd, false);
-			switch (result)
-			{
-				case TM_Ok:
-					break;
-				case TM_SelfModified:
-					continue;	/* this command deleted it already */
-				case TM_Updated:
-				case TM_Deleted:
-					if (IsolationUsesXactSnapshot())
-						ereport(ERROR,
-								(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
-								 result == TM_Updated ?
-								 errmsg("could not serialize access due to concurrent update") :
-								 errmsg("could not serialize access due to concurrent delete")));
-					/*
-					 * READ COMMITTED: a deleted row is gone; an updated one
-					 * (the key never changes) is found again by a new scan
-					 * with a new snapshot, which sees its latest version.
-					 */
-					retry = (result == TM_Updated);
-					continue;
-				default:
-					elog(ERROR, "unexpected table_tuple_delete status: %u", result);
-			}
-			row = palloc0(sizeof(SyncStateRow));
-			row->name = (char *) name;
-			row->holder = (char *) holder;
-			d = slot_getattr(slot, state_attnums[COL_REQUEST_ID], &isnull);
-			row->request_id = isnull ? 0 : DatumGetInt64(d);
-			d = slot_getattr(slot, state_attnums[COL_CONTROLLER], &isnull);
-			if (!isnull)
-				row->controller = TextDatumGetCString(d);
-			removed = lappend(removed, row);
-		}
-		index_endscan(scan);
-		UnregisterSnapshot(snapshot);
-	} while (retry);
-
-	ExecDropSingleTupleTableSlot(slot);
-	index_close(idx, NoLock);
-	table_close(rel, NoLock);
-	if (removed != NIL)
-		CommandCounterIncrement();
-	return removed;
-}
-
-void
-sync_state_insert(SyncStateRow *row)
-{
-	Datum		values[SYNC_STATE_NCOLS];
-	bool		isnull[SYNC_STATE_NCOLS];
-
-	memset(isnull, 0, sizeof(isnull));
-	values[COL_NAME] = CStringGetTextDatum(row->name);
-	values[COL_WORKFLOWKEY] = CStringGetTextDatum(row->holder);
-	if (row->controller)
-		values[COL_CONTROLLER] = CStringGetTextDatum(row->controller);
-	else
-		isnull[COL_CONTROLLER] = true;
-	values[COL_HELD] = BoolGetDatum(row->held);
-	values[COL_PRIORITY] = Int32GetDatum(row->priority);
-	values[COL_TIME] = TimestampTzGetDatum(row->queued_at);
-	values[COL_TOKEN] = Int64GetDatum(row->token);
-	values[COL_GRANTED_AT] = TimestampTzGetDatum(row->granted_at);
-	isnull[COL_TOKEN] = isnull[COL_GRANTED_AT] = !row->held;
-	values[COL_LEASE] = row->lease_us > 0 ? sync_interval_datum(row->lease_us) : (Datum) 0;
-	isnull[COL_LEASE] = row->lease_us <= 0;
-	values[COL_LEASE_EXPIRES] = TimestampTzGetDatum(row->lease_expires);
-	isnull[COL_LEASE_EXPIRES] = row->lease_expires == 0;
-	values[COL_OWNER] = ObjectIdGetDatum(row->owner);
-	values[COL_REQUEST_ID] = Int64GetDatum(row->request_id);
-	values[COL_SEQ] = Int64GetDatum(row->seq);
-	values[COL_ADMIT_LIMIT] = Int32GetDatum(row->admit_limit);
-	isnull[COL_ADMIT_LIMIT] = row->admit_limit < 0;
-	values[COL_CLAIM] = BoolGetDatum(row->claim);
-	sync_state_insert_row(values, isnull);
-}
 
 /*
  * Run a DELETE of sync_state rows with 'reason' for the trigger (see
@@ -791,37 +527,6 @@ sync_controller_rows_delete(const char *controller, bool release_holds)
 	return sync_exec_delete(PLAN_DELETE_BY_CONTROLLER, values, "controller forgotten");
 }
 
-/*
- * The name, holder, request_id and controller of a row of sync_state 'rel'
- * (for its delete trigger); false if name, holder or request_id is null.
- */
-bool
-sync_state_row_of(Relation rel, HeapTuple tuple, SyncStateRow *row)
-{
-	TupleDesc	desc = RelationGetDescr(rel);
-	bool		name_null,
-				holder_null,
-				request_null,
-				controller_null;
-	Datum		name,
-				holder,
-				request_id,
-				controller;
-
-	sync_state_layout(rel);
-	name = heap_getattr(tuple, state_attnums[COL_NAME], desc, &name_null);
-	holder = heap_getattr(tuple, state_attnums[COL_WORKFLOWKEY], desc, &holder_null);
-	request_id = heap_getattr(tuple, state_attnums[COL_REQUEST_ID], desc, &request_null);
-	controller = heap_getattr(tuple, state_attnums[COL_CONTROLLER], desc, &controller_null);
-	if (name_null || holder_null || request_null)
-		return false;
-	memset(row, 0, sizeof(SyncStateRow));
-	row->name = TextDatumGetCString(name);
-	row->holder = TextDatumGetCString(holder);
-	row->request_id = DatumGetInt64(request_id);
-	row->controller = controller_null ? NULL : TextDatumGetCString(controller);
-	return true;
-}
 
 /* Is syncwf itself writing sync_state (the guard trigger asks)? */
 bool

@@ -17,8 +17,6 @@
 /* The reason of a release by its holder: no event is sent. */
 #define SYNC_REASON_RELEASED	"released"
 
-extern void sync_state_insert(SyncStateRow *row);
-extern List *sync_state_delete(const char *name, const char *holder);
 extern void sync_state_set_priority(const char *name, const char *holder,
 									int32 priority);
 extern void sync_state_set_admit_limit(const char *name, const char *holder,
@@ -33,7 +31,6 @@ extern int	sync_controller_rows_delete(const char *controller,
 										bool release_holds);
 
 /* for the triggers on sync_state */
-extern bool sync_state_row_of(Relation rel, HeapTuple tuple, SyncStateRow *row);
 extern bool sync_state_writing(void);
 extern const char *sync_state_delete_reason(void);
 extern void sync_state_cascaded(int n);

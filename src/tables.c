@@ -44,6 +44,7 @@
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/syscache.h"
+#include "utils/timestamp.h"
 
 #include "tables.h"
 
@@ -335,4 +336,14 @@ sync_check_owner(Oid owner, const char *lock_name, const char *holder)
 			 errdetail("It was requested by role \"%s\".",
 					   GetUserNameFromId(owner, true) ? GetUserNameFromId(owner, true) : "?"),
 			 errhint("Only that role, its members, and members of syncwf_admin may release or refresh it.")));
+}
+
+/* A length in microseconds as an interval datum (the lease column). */
+Datum
+sync_interval_datum(int64 us)
+{
+	Interval   *iv = palloc0(sizeof(Interval));
+
+	iv->time = us;
+	return IntervalPGetDatum(iv);
 }

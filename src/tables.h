@@ -30,6 +30,7 @@ extern Oid	sync_state_relid(bool missing_ok);
 extern Oid	sync_limit_relid(void);
 extern uint64 sync_tables_invalidations(void);
 extern char *sync_qualified(Oid relid);
+extern Datum sync_interval_datum(int64 us);
 
 /* A statement run by sync_exec_owned(). */
 typedef struct SyncOwnedPlan

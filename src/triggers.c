@@ -44,6 +44,7 @@
 #include "launch_rows.h"
 #include "sem_limits.h"
 #include "lock_table.h"
+#include "state_direct.h"
 #include "state_rows.h"
 
 static TriggerData *
