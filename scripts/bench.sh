@@ -319,17 +319,23 @@ check_no_syncwf_leftovers() {
 # stops).
 PGBENCH_PGOPTIONS=
 PGBENCH_FAIL_QUERY=
-# ROUND_VACUUM: tables to VACUUM (untimed) before each run, so that every
-# round of every contender starts from the same table state: without it a
-# contender whose table churns (insert and delete per transaction) slows
-# round after round until autovacuum, which runs at most once a minute
-# per database, catches up.
+# ROUND_VACUUM: tables to VACUUM (untimed) before each run, then a
+# CHECKPOINT, so that every round of every contender starts from the same
+# table state at the same point of the checkpoint cycle: without the VACUUM
+# a contender whose table churns (insert and delete per transaction) slows
+# round after round until autovacuum, which runs at most once a minute per
+# database, catches up; without the CHECKPOINT the rounds right after one
+# write a full-page image for every page they touch first and run slower
+# than the rounds later in the cycle (6682 / 6829 / 8332 / 8524 / 5791 tps).
 ROUND_VACUUM=
 run_pgbench() {
     local label=$1 script=$2 secs=$3 out rc tps failed
     out=$LOGS/pgbench-$label.log
     wait_idle
-    [[ -n $ROUND_VACUUM ]] && q "VACUUM $ROUND_VACUUM" >/dev/null
+    if [[ -n $ROUND_VACUUM ]]; then
+        q "VACUUM $ROUND_VACUUM" >/dev/null
+        q "CHECKPOINT" >/dev/null
+    fi
     rc=0
     as_pg ${PGBENCH_PGOPTIONS:+"PGOPTIONS=$PGBENCH_PGOPTIONS"} timeout --signal=INT --kill-after=30 $((secs + 60)) \
         "$PGBIN/pgbench" -h "$SOCK" -p "$PORT" -U postgres \
@@ -1115,12 +1121,15 @@ implicit transaction) unless said otherwise.
    gets a slot; when it does not, syncwf queues it (pending) and the release
    withdraws it, and the table contender inserts nothing and deletes nothing.
    Before every round (and warm-up) of either contender, untimed,
-   \`VACUUM bench_sem, sync_state\`, so that each round starts from the same
-   table state: both tables take an insert and a delete per transaction,
-   and without it the table contender slowed round after round (6578,
+   \`VACUUM bench_sem, sync_state\` and a \`CHECKPOINT\`, so that each round
+   starts from the same table state at the same point of the checkpoint
+   cycle: both tables take an insert and a delete per transaction, and
+   without the VACUUM the table contender slowed round after round (6578,
    6477, 4268, 3835, 3950 tps in one full run) while its dead index
    entries piled up faster than autovacuum, which visits a database at most
-   once a minute, removed them.
+   once a minute, removed them; without the CHECKPOINT, rounds just after
+   one (full-page images for every page first touched) ran slower than
+   those later in the cycle (6682, 6829, 8332, 8524, 5791 tps).
    Target: median tps syncwf / table at least 1.6, and each contender's
    rounds steady: fastest / slowest round at most 1.25.
 6. **Keyed request + release at the front of a 100,000-deep queue**: $CLIENTS
