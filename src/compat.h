@@ -110,18 +110,23 @@ sync_primary_key_index(Relation rel)
 }
 
 /*
- * Insert the index entries of a new heap tuple (not an update, no
- * speculative insertion, every index).  Returns the indexes that need a
+ * Insert the index entries of a heap tuple just written: a new row, or the
+ * new version of an updated one (only in summarizing indexes if
+ * 'only_summarizing', 16 and later).  No speculative insertion.  Not
+ * flagged as an update: that hint (for bottom-up index deletion) asks the
+ * executor which columns the statement updated, from a range table that
+ * only an executed statement has.  Returns the indexes that need a
  * deferred uniqueness recheck.
  */
 static inline List *
 sync_insert_index_tuples(ResultRelInfo *rri, TupleTableSlot *slot,
-						 EState *estate)
+						 EState *estate, bool only_summarizing)
 {
 #if PG_VERSION_NUM >= 160000
 	return ExecInsertIndexTuples(rri, slot, estate, false, false, NULL, NIL,
-								 false);
+								 only_summarizing);
 #else
+	Assert(!only_summarizing);
 	return ExecInsertIndexTuples(rri, slot, estate, false, false, NULL, NIL);
 #endif
 }
@@ -152,25 +157,6 @@ sync_tuple_update_nowait(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	*only_summarizing = false;
 #endif
 	return result;
-}
-
-/*
- * Insert the index entries of the new version of an updated row.  Not
- * flagged as an update: that hint (for bottom-up index deletion) asks the
- * executor which columns the statement updated, from a range table that
- * only an executed statement has.
- */
-static inline List *
-sync_update_index_tuples(ResultRelInfo *rri, TupleTableSlot *slot,
-						 EState *estate, bool only_summarizing)
-{
-#if PG_VERSION_NUM >= 160000
-	return ExecInsertIndexTuples(rri, slot, estate, false, false, NULL, NIL,
-								 only_summarizing);
-#else
-	Assert(!only_summarizing);
-	return ExecInsertIndexTuples(rri, slot, estate, false, false, NULL, NIL);
-#endif
 }
 
 /* index_beginscan without instrumentation. */

@@ -37,8 +37,8 @@
  * created_xid, release_xid and reserved_xid, and keeps keyed entries from
  * being freed (freeing needs it exclusively).  created_xid and
  * reserved_xid are written with the entry's partition lock held too, so
- * the grant pass may read them.  The load state
- * is protected by the spinlock 'mutex'.
+ * the grant pass may read them.  The load state is protected by the
+ * spinlock 'mutex'.
  *
  * Layer 5: calls layers 0-4 (guc.c, lock_table.c, outbox.c, wakeups.c,
  * wait_queue.c, controllers.c, request.c).

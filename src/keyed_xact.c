@@ -260,6 +260,18 @@ sync_keyed_xact_has_releases(void)
 }
 
 /*
+ * Is op->next still the waiter this transaction reserved (the same request,
+ * still reserved by it)?  Caller holds holders_lock.
+ */
+static bool
+sync_reservation_stands(KeyedOp *op)
+{
+	return op->next != NULL &&
+		sync_keyed_entry_is(op->next, op->next_request_id) &&
+		op->next->reserved_xid == keyed_xid;
+}
+
+/*
  * Give a reservation back: the waiter is queued as before, and the grant
  * pass runs for any slot freed meanwhile (it passed over the waiter).
  */
@@ -268,10 +280,8 @@ sync_unreserve(KeyedOp *op)
 {
 	SyncEntry  *next = op->next;
 
-	op->next = NULL;
 	LWLockAcquire(sync_holders_lock(), LW_EXCLUSIVE);
-	if (sync_keyed_entry_is(next, op->next_request_id) &&
-		next->reserved_xid == keyed_xid)
+	if (sync_reservation_stands(op))
 	{
 		LWLock	   *partition = sync_partition_lock(next->lock->hashcode);
 
@@ -281,6 +291,7 @@ sync_unreserve(KeyedOp *op)
 			sync_grant_waiters(next->lock);
 		LWLockRelease(partition);
 	}
+	op->next = NULL;
 	LWLockRelease(sync_holders_lock());
 	sync_grant_deferred();
 }
@@ -519,15 +530,10 @@ sync_apply_release(KeyedOp *op)
 		LWLockRelease(partition);
 		if (held)
 		{
-			SyncEntry  *next = op->next;
-
 			/* the hand-off reserved at pre-commit, if it still stands */
-			if (next != NULL &&
-				!(sync_keyed_entry_is(next, op->next_request_id) &&
-				  next->reserved_xid == keyed_xid))
-				next = NULL;
-			sync_keyed_release_held(e, next, op->token, op->at);
-			handed = (next != NULL);
+			handed = sync_reservation_stands(op);
+			sync_keyed_release_held(e, handed ? op->next : NULL, op->token,
+									op->at);
 		}
 		else
 			sync_withdraw_request(e);	/* the whole pending request */

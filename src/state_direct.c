@@ -116,15 +116,54 @@ sync_state_layout(Relation rel)
 	layout_invalidations = sync_tables_invalidations();
 }
 
+/*
+ * Open sync_state and its primary key for writing, with scan keys for the
+ * row of (name, holder).
+ */
+static Relation
+sync_state_open_key(const char *name, const char *holder, Relation *idx,
+					ScanKeyData *keys)
+{
+	Relation	rel = table_open(sync_state_relid(false), RowExclusiveLock);
+
+	sync_state_layout(rel);
+	*idx = index_open(state_pkey, RowExclusiveLock);
+	ScanKeyEntryInitialize(&keys[0], 0, 1, BTEqualStrategyNumber, InvalidOid,
+						   (*idx)->rd_indcollation[0], F_TEXTEQ,
+						   CStringGetTextDatum(name));
+	ScanKeyEntryInitialize(&keys[1], 0, 2, BTEqualStrategyNumber, InvalidOid,
+						   (*idx)->rd_indcollation[1], F_TEXTEQ,
+						   CStringGetTextDatum(holder));
+	return rel;
+}
+
+/*
+ * The index entries of a row version just written to 'rel': every index,
+ * or only the summarizing ones (see sync_tuple_update_nowait()).
+ */
+static void
+sync_state_index_tuples(Relation rel, TupleTableSlot *slot,
+						bool only_summarizing)
+{
+	EState	   *estate = CreateExecutorState();
+	ResultRelInfo *rri = makeNode(ResultRelInfo);
+	List	   *recheck;
+
+	InitResultRelInfo(rri, rel, 1, NULL, 0);
+	ExecOpenIndices(rri, false);
+	recheck = sync_insert_index_tuples(rri, slot, estate, only_summarizing);
+	Assert(recheck == NIL);		/* no deferrable constraint */
+	(void) recheck;
+	ExecCloseIndices(rri);
+	FreeExecutorState(estate);
+}
+
 /* Insert one row: values and isnull in state_columns order. */
 static void
 sync_state_insert_row(Datum *values, bool *isnull)
 {
 	Relation	rel;
 	TupleTableSlot *slot;
-	EState	   *estate;
-	ResultRelInfo *rri;
-	List	   *recheck;
 
 	rel = table_open(sync_state_relid(false), RowExclusiveLock);
 	sync_state_layout(rel);
@@ -145,16 +184,8 @@ sync_state_insert_row(Datum *values, bool *isnull)
 	}
 	ExecStoreVirtualTuple(slot);
 
-	estate = CreateExecutorState();
-	rri = makeNode(ResultRelInfo);
-	InitResultRelInfo(rri, rel, 1, NULL, 0);
-	ExecOpenIndices(rri, false);
 	table_tuple_insert(rel, slot, GetCurrentCommandId(true), 0, NULL);
-	recheck = sync_insert_index_tuples(rri, slot, estate);
-	Assert(recheck == NIL);		/* no deferrable constraint */
-	(void) recheck;
-	ExecCloseIndices(rri);
-	FreeExecutorState(estate);
+	sync_state_index_tuples(rel, slot, false);
 	ExecDropSingleTupleTableSlot(slot);
 	table_close(rel, NoLock);
 	/* later statements of this transaction see the row */
@@ -174,18 +205,10 @@ sync_state_delete(const char *name, const char *holder)
 	Relation	idx;
 	ScanKeyData keys[2];
 	TupleTableSlot *slot;
-	Datum		name_datum = CStringGetTextDatum(name);
-	Datum		holder_datum = CStringGetTextDatum(holder);
 	List	   *removed = NIL;
 	bool		retry;
 
-	rel = table_open(sync_state_relid(false), RowExclusiveLock);
-	sync_state_layout(rel);
-	idx = index_open(state_pkey, RowExclusiveLock);
-	ScanKeyEntryInitialize(&keys[0], 0, 1, BTEqualStrategyNumber, InvalidOid,
-						   idx->rd_indcollation[0], F_TEXTEQ, name_datum);
-	ScanKeyEntryInitialize(&keys[1], 0, 2, BTEqualStrategyNumber, InvalidOid,
-						   idx->rd_indcollation[1], F_TEXTEQ, holder_datum);
+	rel = sync_state_open_key(name, holder, &idx, keys);
 	slot = table_slot_create(rel, NULL);
 
 	do
@@ -312,26 +335,15 @@ sync_state_write_grant(Relation rel, TupleTableSlot *old, Snapshot snapshot,
 	slot->tts_isnull[state_attnums[COL_GRANTED_AT] - 1] = false;
 	slot->tts_values[state_attnums[COL_LEASE_EXPIRES] - 1] =
 		TimestampTzGetDatum(row->lease_expires);
-	slot->tts_isnull[state_attnums[COL_LEASE_EXPIRES] - 1] = (row->lease_expires == 0);
+	slot->tts_isnull[state_attnums[COL_LEASE_EXPIRES] - 1] =
+		(row->lease_expires == 0);
 	ExecStoreVirtualTuple(slot);
 
 	result = sync_tuple_update_nowait(rel, &old->tts_tid, slot,
 									  GetCurrentCommandId(true), snapshot, &tmfd,
 									  &update_indexes, &only_summarizing);
 	if (result == TM_Ok && update_indexes)
-	{
-		EState	   *estate = CreateExecutorState();
-		ResultRelInfo *rri = makeNode(ResultRelInfo);
-		List	   *recheck;
-
-		InitResultRelInfo(rri, rel, 1, NULL, 0);
-		ExecOpenIndices(rri, false);
-		recheck = sync_update_index_tuples(rri, slot, estate, only_summarizing);
-		Assert(recheck == NIL);		/* no deferrable constraint */
-		(void) recheck;
-		ExecCloseIndices(rri);
-		FreeExecutorState(estate);
-	}
+		sync_state_index_tuples(rel, slot, only_summarizing);
 	ExecDropSingleTupleTableSlot(slot);
 	return result == TM_Ok;
 }
@@ -357,15 +369,7 @@ sync_state_grant(SyncStateRow *row)
 	bool		written = false;
 
 	Assert(!IsolationUsesXactSnapshot());
-	rel = table_open(sync_state_relid(false), RowExclusiveLock);
-	sync_state_layout(rel);
-	idx = index_open(state_pkey, RowExclusiveLock);
-	ScanKeyEntryInitialize(&keys[0], 0, 1, BTEqualStrategyNumber, InvalidOid,
-						   idx->rd_indcollation[0], F_TEXTEQ,
-						   CStringGetTextDatum(row->name));
-	ScanKeyEntryInitialize(&keys[1], 0, 2, BTEqualStrategyNumber, InvalidOid,
-						   idx->rd_indcollation[1], F_TEXTEQ,
-						   CStringGetTextDatum(row->holder));
+	rel = sync_state_open_key(row->name, row->holder, &idx, keys);
 	slot = table_slot_create(rel, NULL);
 	snapshot = RegisterSnapshot(GetTransactionSnapshot());
 	scan = sync_index_beginscan(rel, idx, snapshot, 2, 0);

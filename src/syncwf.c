@@ -94,8 +94,9 @@ syncwf_shmem_startup(void)
  * holds (holds.c), limit changes (sem_limits.c), keyed holds and controllers
  * (keyed_xact.c), in that order; at pre-commit, a release of a keyed hold
  * also writes the grant of the waiter its slot goes to (keyed_ops.c).
- * Commit work runs after the commit is durable and must not fail.  Transaction-scope holds end later, after the
- * transaction's heavyweight locks (syncwf_resource_release).
+ * Commit work runs after the commit is durable and must not fail.
+ * Transaction-scope holds end later, after the transaction's heavyweight
+ * locks (syncwf_resource_release).
  */
 static void
 syncwf_xact_callback(XactEvent event, void *arg)
