@@ -21,10 +21,11 @@
  *     SUCCEEDED;
  *   - then (untimed) R checks that sync_execution says PREFIX/i is QUEUED and
  *     moves it to RUNNING: it is the running execution of the next hand-off.
- * The slot is released when the update commits; the syncwf worker grants it
- * to the pending execution, writes the grant to sync_state, sets the phase
- * QUEUED, records the PROMOTED event and sends the NOTIFY, all in its own
- * transaction, so the notification arrives only once the phase is QUEUED.
+ * The update's own transaction hands the slot over: at its pre-commit it
+ * writes the pending execution's grant to sync_state, sets the phase QUEUED,
+ * records the PROMOTED event and queues the NOTIFY; its commit releases the
+ * slot to that execution and sends the NOTIFY, so the notification arrives
+ * only once the phase is QUEUED.
  *
  * Timing (CLOCK_MONOTONIC, this process): t0 just before R sends the update,
  * t1 when L has read the matching notification; the update call's own

@@ -132,15 +132,16 @@ sync_insert_index_tuples(ResultRelInfo *rri, TupleTableSlot *slot,
 }
 
 /*
- * Update a row without waiting for a transaction that is changing it or has
- * it locked (TM_BeingModified then).  *update_indexes: the new version needs
- * index entries (not a HOT update); *only_summarizing: only in summarizing
- * indexes (16 and later).
+ * Update a row.  Without 'wait', a transaction that is changing it or has
+ * it locked (this one too) is not waited for: TM_BeingModified then.
+ * *update_indexes: the new version needs index entries (not a HOT update);
+ * *only_summarizing: only in summarizing indexes (16 and later).
  */
 static inline TM_Result
-sync_tuple_update_nowait(Relation rel, ItemPointer otid, TupleTableSlot *slot,
-						 CommandId cid, Snapshot snapshot, TM_FailureData *tmfd,
-						 bool *update_indexes, bool *only_summarizing)
+sync_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
+				  CommandId cid, Snapshot snapshot, bool wait,
+				  TM_FailureData *tmfd, bool *update_indexes,
+				  bool *only_summarizing)
 {
 	LockTupleMode lockmode;
 	TM_Result	result;
@@ -148,12 +149,12 @@ sync_tuple_update_nowait(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 	TU_UpdateIndexes which;
 
 	result = table_tuple_update(rel, otid, slot, cid, snapshot, InvalidSnapshot,
-								false, tmfd, &lockmode, &which);
+								wait, tmfd, &lockmode, &which);
 	*update_indexes = (which != TU_None);
 	*only_summarizing = (which == TU_Summarizing);
 #else
 	result = table_tuple_update(rel, otid, slot, cid, snapshot, InvalidSnapshot,
-								false, tmfd, &lockmode, update_indexes);
+								wait, tmfd, &lockmode, update_indexes);
 	*only_summarizing = false;
 #endif
 	return result;

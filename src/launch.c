@@ -5,7 +5,7 @@
  *		SKIP) over versioned launch plans and their executions, built on
  *		keyed holds (keyed_ops.c): creating and moving executions, promotion,
  *		and reconciliation.  The SQL functions are in sql_launch.c, the
- *		statements in launch_rows.c.
+ *		row writes in launch_direct.c (the hot path) and launch_rows.c.
  *
  * Each launch plan name (project, domain, name) is the semaphore
  *		sem/launchplan/<project>/<domain>/<name>
@@ -48,6 +48,7 @@
 #include "keyed_ops.h"
 #include "keyed_xact.h"
 #include "launch.h"
+#include "launch_direct.h"
 #include "launch_rows.h"
 #include "outbox.h"
 #include "state_rows.h"
@@ -84,8 +85,8 @@ static void
 sync_set_phase(const char *execution_id, LaunchPhase phase, bool set_reason,
 			   const char *reason)
 {
-	sync_launch_set_phase(execution_id, sync_phase_names[phase], PHASE_TERMINAL(phase),
-						  set_reason, reason);
+	(void) sync_execution_move(execution_id, NULL, sync_phase_names[phase],
+							   PHASE_TERMINAL(phase), set_reason, reason, NULL);
 }
 
 static char *
@@ -130,7 +131,7 @@ sync_existing_execution(const char *id, const char *project, const char *domain,
 	List	   *rows;
 	char	  **row;
 
-	rows = sync_launch_execution(id, false);
+	rows = sync_launch_execution(id);
 	if (rows == NIL)
 		return false;
 	row = (char **) linitial(rows);
@@ -332,51 +333,57 @@ sync_drop_slot(const char *lock, const char *id)
 LaunchPhase
 sync_launch_update(const char *id, LaunchPhase want)
 {
-	LaunchPhase cur;
-	List	   *rows;
-	char	  **row;
+	for (;;)
+	{
+		LaunchPhase cur;
+		SyncExecutionRow row;
 
-	rows = sync_launch_execution(id, true);
-	if (rows == NIL)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("execution \"%s\" does not exist", id),
-				 errhint("Create it with sync_execution_create().")));
-	row = (char **) linitial(rows);
-	cur = sync_phase_of(row[4], false);
-	if (cur == PH_COUNT)
-		cur = PH_QUEUED;		/* a phase written by hand: treat as queued */
+		if (!sync_execution_read(id, &row))
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_OBJECT),
+					 errmsg("execution \"%s\" does not exist", id),
+					 errhint("Create it with sync_execution_create().")));
+		cur = sync_phase_of(row.phase, false);
+		if (cur == PH_COUNT)
+			cur = PH_QUEUED;	/* a phase written by hand: treat as queued */
 
-	/* only the role that created it (a member, or an administrator) */
-	if (row[5] != NULL)
-		sync_check_owner((Oid) strtoul(row[5], NULL, 10),
-						 sync_plan_lock(row[0], row[1], row[2]), id);
+		/* only the role that created it (a member, or an administrator) */
+		if (OidIsValid(row.owner))
+			sync_check_owner(row.owner, sync_plan_lock(row.project, row.domain, row.name), id);
 
-	if (want == cur)
-		return cur;
-	if (PHASE_TERMINAL(cur))
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("execution \"%s\" is %s, which is final", id, sync_phase_names[cur]),
-				 errhint("A terminal phase never changes.")));
-	if (phase_rank[want] <= phase_rank[cur])
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("execution \"%s\" cannot go from %s back to %s", id,
-						sync_phase_names[cur], sync_phase_names[want]),
-				 errhint("Phases only move forward: PENDING, QUEUED, RUNNING, then SUCCEEDING, FAILING or ABORTING, then a terminal phase.")));
-	if (cur == PH_PENDING && !PHASE_TERMINAL(want))
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("execution \"%s\" is waiting for a slot", id),
-				 errdetail("A PENDING execution becomes QUEUED when its launch plan has a free slot."),
-				 errhint("To give up waiting, move it to ABORTED.")));
+		if (want == cur)
+			return cur;
+		if (PHASE_TERMINAL(cur))
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("execution \"%s\" is %s, which is final", id, sync_phase_names[cur]),
+					 errhint("A terminal phase never changes.")));
+		if (phase_rank[want] <= phase_rank[cur])
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("execution \"%s\" cannot go from %s back to %s", id,
+							sync_phase_names[cur], sync_phase_names[want]),
+					 errhint("Phases only move forward: PENDING, QUEUED, RUNNING, then SUCCEEDING, FAILING or ABORTING, then a terminal phase.")));
+		if (cur == PH_PENDING && !PHASE_TERMINAL(want))
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("execution \"%s\" is waiting for a slot", id),
+					 errdetail("A PENDING execution becomes QUEUED when its launch plan has a free slot."),
+					 errhint("To give up waiting, move it to ABORTED.")));
 
-	/* leaving PENDING, the reason it waited no longer applies */
-	sync_set_phase(id, want, cur == PH_PENDING, NULL);
-	if (PHASE_TERMINAL(want))
-		sync_drop_slot(sync_plan_lock(row[0], row[1], row[2]), id);
-	return want;
+		/*
+		 * Written only if its phase is still the one just read; leaving
+		 * PENDING, the reason it waited no longer applies.
+		 */
+		if (sync_execution_move(id, row.phase, sync_phase_names[want],
+								PHASE_TERMINAL(want), cur == PH_PENDING, NULL, NULL))
+		{
+			if (PHASE_TERMINAL(want))
+				sync_drop_slot(sync_plan_lock(row.project, row.domain, row.name), id);
+			return want;
+		}
+		/* a transaction changed it first: decide again on what it wrote */
+	}
 }
 
 /*-------------------------------------------------------------------------
@@ -392,18 +399,13 @@ sync_launch_update(const char *id, LaunchPhase want)
 void
 sync_launch_grant_written(const char *name, const char *holder)
 {
-	List	   *rows;
+	SyncExecutionRow row;
 
 	if (!sync_lock_is_launch_plan(name))
 		return;
-	rows = sync_launch_promote_row(holder);
-	if (rows != NIL)
-	{
-		char	  **row = (char **) linitial(rows);
-
-		sync_launch_event("PROMOTED", holder, row[0], row[1], row[2],
-						  row[3], NULL, NULL);
-	}
+	if (sync_execution_move(holder, "PENDING", "QUEUED", false, true, NULL, &row))
+		sync_launch_event("PROMOTED", holder, row.project, row.domain, row.name,
+						  row.version, NULL, NULL);
 }
 
 /*

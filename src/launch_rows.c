@@ -3,14 +3,14 @@
  * launch_rows.c
  *		The rows of the launch-plan tables (sync_launch_plan, sync_execution,
  *		sync_launch_event) and the "syncwf_launch" NOTIFY events: every
- *		statement launch plans run.  Table I/O only, with no knowledge of
- *		shared memory; launch.c decides what to run.
+ *		statement launch plans run but those of sync_execution's hot path
+ *		(launch_direct.c).  Table I/O only, with no knowledge of shared
+ *		memory; launch.c decides what to run.
  *
  * Statements run as the tables' owner (tables.c), prepared once per
  * sync_state table, schema-qualified and with OPERATOR(pg_catalog.=), so
  * that nothing depends on the caller's search_path; a plan is registered
- * with the caller's own privileges.  While syncwf itself updates
- * sync_execution, sync_launch_writing() tells its trigger (triggers.c).
+ * with the caller's own privileges.
  *
  * Backend-local state only.
  *
@@ -42,11 +42,6 @@ static SyncOwnedPlan get_execution = {
 	"FROM %1$s.sync_execution WHERE execution_id OPERATOR(pg_catalog.=) $1",
 	1, {TEXTOID}
 };
-static SyncOwnedPlan lock_execution = {
-	"SELECT project, domain, name, version, phase, owner::pg_catalog.oid "
-	"FROM %1$s.sync_execution WHERE execution_id OPERATOR(pg_catalog.=) $1 FOR UPDATE",
-	1, {TEXTOID}
-};
 static SyncOwnedPlan get_policy = {
 	"SELECT max_concurrency, behavior, scheduling, max_pending "
 	"FROM %1$s.sync_launch_plan WHERE project OPERATOR(pg_catalog.=) $1 "
@@ -68,23 +63,6 @@ static SyncOwnedPlan insert_execution = {
 	"ON CONFLICT (execution_id) DO NOTHING",
 	12, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, INT4OID,
 	TIMESTAMPTZOID, TIMESTAMPTZOID, TIMESTAMPTZOID, REGROLEOID}
-};
-static SyncOwnedPlan set_phase = {
-	"UPDATE %1$s.sync_execution SET phase = $2, "
-	"reason = CASE WHEN $5 THEN $3 ELSE reason END, "
-	"queued_at = CASE WHEN $2 OPERATOR(pg_catalog.=) 'QUEUED' THEN pg_catalog.clock_timestamp() ELSE queued_at END, "
-	"started_at = CASE WHEN $2 OPERATOR(pg_catalog.=) 'RUNNING' AND started_at IS NULL "
-	"THEN pg_catalog.clock_timestamp() ELSE started_at END, "
-	"finished_at = CASE WHEN $4 THEN pg_catalog.clock_timestamp() ELSE finished_at END "
-	"WHERE execution_id OPERATOR(pg_catalog.=) $1",
-	5, {TEXTOID, TEXTOID, TEXTOID, BOOLOID, BOOLOID}
-};
-static SyncOwnedPlan promote_execution = {
-	"UPDATE %1$s.sync_execution SET phase = 'QUEUED', reason = NULL, "
-	"queued_at = pg_catalog.clock_timestamp() "
-	"WHERE execution_id OPERATOR(pg_catalog.=) $1 AND phase OPERATOR(pg_catalog.=) 'PENDING' "
-	"RETURNING project, domain, name, version",
-	1, {TEXTOID}
 };
 static SyncOwnedPlan oldest_active = {
 	"SELECT e.execution_id FROM %1$s.sync_execution e "
@@ -159,16 +137,6 @@ static SyncOwnedPlan next_deadline = {
 	0, {InvalidOid}
 };
 
-/* Set while this backend's API updates sync_execution (see the trigger). */
-static bool launch_api_writing = false;
-
-/* Is syncwf itself updating sync_execution (its trigger asks)? */
-bool
-sync_launch_writing(void)
-{
-	return launch_api_writing;
-}
-
 /* A row of statement 'plan' with up to four text arguments (NULL: none). */
 static List *
 sync_launch_query(SyncOwnedPlan *plan, const char *a1, const char *a2,
@@ -185,15 +153,13 @@ sync_launch_query(SyncOwnedPlan *plan, const char *a1, const char *a2,
 }
 
 /*
- * Execution 'id': project, domain, name, version, phase, reason (for
- * update: project, domain, name, version, phase, owner, its row locked).
- * NIL if there is none.
+ * Execution 'id': project, domain, name, version, phase, reason.  NIL if
+ * there is none.
  */
 List *
-sync_launch_execution(const char *id, bool for_update)
+sync_launch_execution(const char *id)
 {
-	return sync_launch_query(for_update ? &lock_execution : &get_execution,
-							 id, NULL, NULL, NULL);
+	return sync_launch_query(&get_execution, id, NULL, NULL, NULL);
 }
 
 /*
@@ -361,38 +327,6 @@ sync_launch_event(const char *event, const char *execution_id,
 }
 
 /*
- * Move an execution to 'phase' (terminal: a final one, which sets its
- * finish time).  set_reason: replace its reason with 'reason' (NULL clears
- * it); otherwise keep the reason it has.
- */
-void
-sync_launch_set_phase(const char *execution_id, const char *phase, bool terminal,
-					  bool set_reason, const char *reason)
-{
-	Datum		values[5];
-	char		nulls[5] = {' ', ' ', ' ', ' ', ' '};
-
-	values[0] = CStringGetTextDatum(execution_id);
-	values[1] = CStringGetTextDatum(phase);
-	if (reason)
-		values[2] = CStringGetTextDatum(reason);
-	else
-		nulls[2] = 'n';
-	values[3] = BoolGetDatum(terminal);
-	values[4] = BoolGetDatum(set_reason);
-	launch_api_writing = true;
-	PG_TRY();
-	{
-		(void) sync_exec_owned(&set_phase, values, nulls, NULL);
-	}
-	PG_FINALLY();
-	{
-		launch_api_writing = false;
-	}
-	PG_END_TRY();
-}
-
-/*
  * Insert an execution in 'phase' (queued: QUEUED, terminal: a final one);
  * false if another transaction created this id first (and committed).
  */
@@ -429,29 +363,3 @@ sync_launch_insert_execution(const char *id, const char *project,
 	/* false: another transaction created this id first (and committed) */
 	return sync_exec_owned(&insert_execution, values, nulls, NULL) > 0;
 }
-
-/*
- * A pending execution whose keyed grant has just been written (in this
- * transaction) is QUEUED now: returns its project, domain, name and
- * version, or NIL if it was not pending.
- */
-List *
-sync_launch_promote_row(const char *execution_id)
-{
-	Datum		values[1];
-	List	   *rows;
-
-	values[0] = CStringGetTextDatum(execution_id);
-	launch_api_writing = true;
-	PG_TRY();
-	{
-		(void) sync_exec_owned(&promote_execution, values, NULL, &rows);
-	}
-	PG_FINALLY();
-	{
-		launch_api_writing = false;
-	}
-	PG_END_TRY();
-	return rows;
-}
-

@@ -13,7 +13,7 @@
 #include "datatype/timestamp.h"
 #include "nodes/pg_list.h"
 
-extern List *sync_launch_execution(const char *id, bool for_update);
+extern List *sync_launch_execution(const char *id);
 extern List *sync_launch_policy(const char *project, const char *domain,
 								const char *name, const char *version);
 extern bool sync_launch_tracked(const char *project, const char *domain,
@@ -28,16 +28,11 @@ extern void sync_launch_event(const char *event, const char *execution_id,
 							  const char *project, const char *domain,
 							  const char *name, const char *version,
 							  const char *reason, const char *replaced);
-extern void sync_launch_set_phase(const char *execution_id, const char *phase,
-								  bool terminal, bool set_reason,
-								  const char *reason);
 extern bool sync_launch_insert_execution(const char *id, const char *project,
 										 const char *domain, const char *name,
 										 const char *version, const char *phase,
 										 bool queued, bool terminal,
 										 const char *reason, int32 priority,
 										 TimestampTz created);
-extern List *sync_launch_promote_row(const char *execution_id);
-extern bool sync_launch_writing(void);
 
 #endif							/* SYNC_LAUNCH_ROWS_H */

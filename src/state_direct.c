@@ -137,27 +137,6 @@ sync_state_open_key(const char *name, const char *holder, Relation *idx,
 	return rel;
 }
 
-/*
- * The index entries of a row version just written to 'rel': every index,
- * or only the summarizing ones (see sync_tuple_update_nowait()).
- */
-static void
-sync_state_index_tuples(Relation rel, TupleTableSlot *slot,
-						bool only_summarizing)
-{
-	EState	   *estate = CreateExecutorState();
-	ResultRelInfo *rri = makeNode(ResultRelInfo);
-	List	   *recheck;
-
-	InitResultRelInfo(rri, rel, 1, NULL, 0);
-	ExecOpenIndices(rri, false);
-	recheck = sync_insert_index_tuples(rri, slot, estate, only_summarizing);
-	Assert(recheck == NIL);		/* no deferrable constraint */
-	(void) recheck;
-	ExecCloseIndices(rri);
-	FreeExecutorState(estate);
-}
-
 /* Insert one row: values and isnull in state_columns order. */
 static void
 sync_state_insert_row(Datum *values, bool *isnull)
@@ -185,7 +164,7 @@ sync_state_insert_row(Datum *values, bool *isnull)
 	ExecStoreVirtualTuple(slot);
 
 	table_tuple_insert(rel, slot, GetCurrentCommandId(true), 0, NULL);
-	sync_state_index_tuples(rel, slot, false);
+	sync_index_tuples(rel, slot, false);
 	ExecDropSingleTupleTableSlot(slot);
 	table_close(rel, NoLock);
 	/* later statements of this transaction see the row */
@@ -339,11 +318,11 @@ sync_state_write_grant(Relation rel, TupleTableSlot *old, Snapshot snapshot,
 		(row->lease_expires == 0);
 	ExecStoreVirtualTuple(slot);
 
-	result = sync_tuple_update_nowait(rel, &old->tts_tid, slot,
-									  GetCurrentCommandId(true), snapshot, &tmfd,
-									  &update_indexes, &only_summarizing);
+	result = sync_tuple_update(rel, &old->tts_tid, slot, GetCurrentCommandId(true),
+							   snapshot, false, &tmfd, &update_indexes,
+							   &only_summarizing);
 	if (result == TM_Ok && update_indexes)
-		sync_state_index_tuples(rel, slot, only_summarizing);
+		sync_index_tuples(rel, slot, only_summarizing);
 	ExecDropSingleTupleTableSlot(slot);
 	return result == TM_Ok;
 }

@@ -34,6 +34,7 @@
 #include "catalog/pg_class.h"
 #include "catalog/pg_extension.h"
 #include "commands/extension.h"
+#include "executor/executor.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
@@ -46,6 +47,7 @@
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
 
+#include "compat.h"
 #include "tables.h"
 
 /* What the last lookup found; all-or-nothing for the three tables. */
@@ -196,6 +198,45 @@ sync_limit_relid(void)
 				 errmsg("table sync_limit of extension syncwf does not exist"),
 				 errhint("Recreate the extension: DROP EXTENSION syncwf; CREATE EXTENSION syncwf;")));
 	return found_limit;
+}
+
+/*
+ * One of the launch-plan tables (sync_execution, sync_launch_event), in the
+ * extension's schema; an error if it is missing.
+ */
+Oid
+sync_launch_table_relid(const char *relname)
+{
+	Oid			relid = get_relname_relid(relname, sync_tables(false)->schema);
+
+	if (!OidIsValid(relid))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("table %s of extension syncwf does not exist", relname),
+				 errhint("Recreate the extension: DROP EXTENSION syncwf; CREATE EXTENSION syncwf;")));
+	return relid;
+}
+
+/*
+ * The index entries of a row version just written to 'rel' through the
+ * table access method: in every index, or only in the summarizing ones
+ * (see sync_tuple_update()).  Partial indexes get the row if it matches
+ * their predicate, unique ones check it.
+ */
+void
+sync_index_tuples(Relation rel, TupleTableSlot *slot, bool only_summarizing)
+{
+	EState	   *estate = CreateExecutorState();
+	ResultRelInfo *rri = makeNode(ResultRelInfo);
+	List	   *recheck;
+
+	InitResultRelInfo(rri, rel, 1, NULL, 0);
+	ExecOpenIndices(rri, false);
+	recheck = sync_insert_index_tuples(rri, slot, estate, only_summarizing);
+	Assert(recheck == NIL);		/* no deferrable constraint */
+	(void) recheck;
+	ExecCloseIndices(rri);
+	FreeExecutorState(estate);
 }
 
 char *

@@ -29,6 +29,9 @@ extern const SyncTables *sync_tables(bool missing_ok);
 extern Oid	sync_state_relid(bool missing_ok);
 extern Oid	sync_limit_relid(void);
 extern uint64 sync_tables_invalidations(void);
+extern Oid	sync_launch_table_relid(const char *relname);
+extern void sync_index_tuples(Relation rel, TupleTableSlot *slot,
+							  bool only_summarizing);
 extern char *sync_qualified(Oid relid);
 extern Datum sync_interval_datum(int64 us);
 

@@ -41,7 +41,6 @@
 #include "names.h"
 #include "keyed_ops.h"
 #include "keyed_xact.h"
-#include "launch_rows.h"
 #include "sem_limits.h"
 #include "lock_table.h"
 #include "state_direct.h"
@@ -590,18 +589,16 @@ sync_launch_plan_changed(PG_FUNCTION_ARGS)
 
 /*
  * Trigger on sync_execution (AFTER UPDATE OR DELETE, per statement): a
- * change not made by syncwf's own functions (another system moving phases)
- * gets the slots repaired by the worker when it commits.
+ * change made by SQL (another system moving phases) gets the slots repaired
+ * by the worker when it commits.  syncwf's own functions write the rows
+ * through the table access method (launch_direct.c) and fire no trigger.
  */
 PG_FUNCTION_INFO_V1(sync_execution_changed);
 Datum
 sync_execution_changed(PG_FUNCTION_ARGS)
 {
 	(void) sync_trigger_data(fcinfo, "sync_execution_changed");
-	if (!sync_launch_writing())
-	{
-		sync_require_shmem();
-		sync_keyed_wake_at_commit();
-	}
+	sync_require_shmem();
+	sync_keyed_wake_at_commit();
 	return PointerGetDatum(NULL);
 }
