@@ -132,6 +132,37 @@ sync_insert_index_tuples(ResultRelInfo *rri, TupleTableSlot *slot,
 }
 
 /*
+ * The speculative insertion of INSERT ... ON CONFLICT DO NOTHING: is there
+ * no committed row conflicting with 'slot' in the 'arbiters' (waiting for a
+ * transaction inserting one)?  Then the index entries of the row inserted
+ * speculatively, *conflict set if one of them met a conflict meanwhile.
+ */
+static inline bool
+sync_check_index_constraints(ResultRelInfo *rri, TupleTableSlot *slot,
+							 EState *estate, ItemPointer conflict, List *arbiters)
+{
+#if PG_VERSION_NUM >= 180000
+	return ExecCheckIndexConstraints(rri, slot, estate, conflict, NULL, arbiters);
+#else
+	return ExecCheckIndexConstraints(rri, slot, estate, conflict, arbiters);
+#endif
+}
+
+static inline List *
+sync_insert_index_tuples_speculative(ResultRelInfo *rri, TupleTableSlot *slot,
+									 EState *estate, bool *conflict,
+									 List *arbiters)
+{
+#if PG_VERSION_NUM >= 160000
+	return ExecInsertIndexTuples(rri, slot, estate, false, true, conflict,
+								 arbiters, false);
+#else
+	return ExecInsertIndexTuples(rri, slot, estate, false, true, conflict,
+								 arbiters);
+#endif
+}
+
+/*
  * Update a row.  Without 'wait', a transaction that is changing it or has
  * it locked (this one too) is not waited for: TM_BeingModified then.
  * *update_indexes: the new version needs index entries (not a HOT update);

@@ -5,7 +5,7 @@
  *		SKIP) over versioned launch plans and their executions, built on
  *		keyed holds (keyed_ops.c): creating and moving executions, promotion,
  *		and reconciliation.  The SQL functions are in sql_launch.c, the
- *		row writes in launch_direct.c (the hot path) and launch_rows.c.
+ *		rows in launch_direct.c (the hot path) and launch_rows.c.
  *
  * Each launch plan name (project, domain, name) is the semaphore
  *		sem/launchplan/<project>/<domain>/<name>
@@ -128,23 +128,20 @@ static bool
 sync_existing_execution(const char *id, const char *project, const char *domain,
 						const char *name, CreateResult *res)
 {
-	List	   *rows;
-	char	  **row;
+	SyncExecutionRow row;
 
-	rows = sync_launch_execution(id);
-	if (rows == NIL)
+	if (!sync_execution_read(id, &row))
 		return false;
-	row = (char **) linitial(rows);
-	if (strcmp(row[0], project) != 0 || strcmp(row[1], domain) != 0 ||
-		strcmp(row[2], name) != 0)
+	if (strcmp(row.project, project) != 0 || strcmp(row.domain, domain) != 0 ||
+		strcmp(row.name, name) != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNIQUE_VIOLATION),
 				 errmsg("execution \"%s\" already exists for launch plan %s/%s/%s",
-						id, row[0], row[1], row[2]),
+						id, row.project, row.domain, row.name),
 				 errhint("Execution ids are unique across launch plans; use a new id.")));
 	memset(res, 0, sizeof(CreateResult));
-	res->phase = sync_phase_of(row[4], false);
-	res->reason = row[5];
+	res->phase = sync_phase_of(row.phase, false);
+	res->reason = row.reason;
 	return true;
 }
 
@@ -154,11 +151,13 @@ sync_existing_execution(const char *id, const char *project, const char *domain,
  */
 #define INSERT_OR_REPORT(phase_, reason_) \
 	do { \
-		if (!sync_launch_insert_execution(id, project, domain, name, version, \
-										  sync_phase_names[phase_], \
-										  (phase_) == PH_QUEUED, \
-										  PHASE_TERMINAL(phase_), \
-										  (reason_), priority, now)) \
+		SyncExecutionNew e_ = { \
+			.id = id, .project = project, .domain = domain, .name = name, \
+			.version = version, .phase = sync_phase_names[phase_], \
+			.queued = (phase_) == PH_QUEUED, .terminal = PHASE_TERMINAL(phase_), \
+			.reason = (reason_), .priority = priority, .created = now \
+		}; \
+		if (!sync_execution_insert(&e_)) \
 		{ \
 			(void) sync_existing_execution(id, project, domain, name, &res); \
 			return res; \
@@ -187,7 +186,7 @@ sync_launch_create(const char *project, const char *domain, const char *name,
 {
 	CreateResult res;
 	List	   *rows;
-	char	  **row;
+	SyncLaunchPolicy policy;
 	char	   *lock = sync_plan_lock(project, domain, name);
 	TimestampTz now = GetCurrentTimestamp();
 	int32		max;
@@ -204,17 +203,15 @@ sync_launch_create(const char *project, const char *domain, const char *name,
 		return res;
 
 	/* The version's policy. */
-	rows = sync_launch_policy(project, domain, name, version);
-	if (rows == NIL)
+	if (!sync_launch_policy_read(project, domain, name, version, &policy))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("launch plan %s/%s/%s version \"%s\" is not registered",
 						project, domain, name, version),
 				 errhint("Register it first: SELECT sync_launch_plan_register('%s', '%s', '%s', '%s', ...);",
 						 project, domain, name, version)));
-	row = (char **) linitial(rows);
 
-	if (row[0] == NULL)
+	if (!policy.has_policy)
 	{
 		/*
 		 * No policy: QUEUED at once.  If other versions of the plan have a
@@ -227,9 +224,9 @@ sync_launch_create(const char *project, const char *domain, const char *name,
 		res.phase = PH_QUEUED;
 		return res;
 	}
-	max = pg_strtoint32(row[0]);
-	behavior = row[1];
-	scheduling = row[2];
+	max = policy.max_concurrency;
+	behavior = policy.behavior;
+	scheduling = policy.scheduling;
 	if (strcmp(scheduling, "PRIORITY") == 0)
 		order_priority = priority;
 	else if (strcmp(scheduling, "LIFO") == 0)
@@ -255,7 +252,7 @@ sync_launch_create(const char *project, const char *domain, const char *name,
 		 * Its max_pending deadline: the worker looks for deadlines when
 		 * this commits (not before: it cannot see the row yet).
 		 */
-		if (row[3] != NULL)
+		if (policy.has_max_pending)
 			sync_keyed_wake_at_commit();
 		return res;
 	}

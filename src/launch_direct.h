@@ -1,13 +1,16 @@
 /*-------------------------------------------------------------------------
  *
  * launch_direct.h
- *		The hot path of sync_execution (launch_direct.c): reading an
- *		execution's row and moving it to a phase.
+ *		The hot path of the launch-plan tables (launch_direct.c): reading
+ *		and inserting executions, moving them to a phase, reading a plan
+ *		version's policy, and recording events.
  *
  *-------------------------------------------------------------------------
  */
 #ifndef SYNC_LAUNCH_DIRECT_H
 #define SYNC_LAUNCH_DIRECT_H
+
+#include "datatype/timestamp.h"
 
 /* An execution's row, as sync_execution_read() or _move() found it. */
 typedef struct SyncExecutionRow
@@ -17,13 +20,48 @@ typedef struct SyncExecutionRow
 	char	   *name;
 	char	   *version;
 	char	   *phase;
+	char	   *reason;
 	Oid			owner;			/* InvalidOid if NULL */
 } SyncExecutionRow;
+
+/* A new execution, for sync_execution_insert(). */
+typedef struct SyncExecutionNew
+{
+	const char *id;
+	const char *project;
+	const char *domain;
+	const char *name;
+	const char *version;
+	const char *phase;
+	bool		queued;			/* phase is QUEUED: sets queued_at */
+	bool		terminal;		/* phase is final: sets finished_at */
+	const char *reason;			/* or NULL */
+	int32		priority;
+	TimestampTz created;
+} SyncExecutionNew;
+
+/* The policy of a launch plan version. */
+typedef struct SyncLaunchPolicy
+{
+	bool		has_policy;		/* max_concurrency is not NULL */
+	int32		max_concurrency;
+	char	   *behavior;
+	char	   *scheduling;
+	bool		has_max_pending;
+} SyncLaunchPolicy;
 
 extern bool sync_execution_read(const char *id, SyncExecutionRow *row);
 extern bool sync_execution_move(const char *id, const char *from,
 								const char *phase, bool terminal,
 								bool set_reason, const char *reason,
 								SyncExecutionRow *row);
+extern bool sync_execution_insert(const SyncExecutionNew *e);
+extern bool sync_launch_policy_read(const char *project, const char *domain,
+									const char *name, const char *version,
+									SyncLaunchPolicy *policy);
+extern void sync_launch_event(const char *event, const char *execution_id,
+							  const char *project, const char *domain,
+							  const char *name, const char *version,
+							  const char *reason, const char *replaced);
 
 #endif							/* SYNC_LAUNCH_DIRECT_H */

@@ -1,11 +1,12 @@
 /*-------------------------------------------------------------------------
  *
  * launch_rows.c
- *		The rows of the launch-plan tables (sync_launch_plan, sync_execution,
- *		sync_launch_event) and the "syncwf_launch" NOTIFY events: every
- *		statement launch plans run but those of sync_execution's hot path
- *		(launch_direct.c).  Table I/O only, with no knowledge of shared
- *		memory; launch.c decides what to run.
+ *		The rarer statements on the launch-plan tables (sync_launch_plan,
+ *		sync_execution, sync_state): registering a plan version,
+ *		reconciliation's reads and row locks, the victim of a REPLACE.  The
+ *		hot path (executions, policies, events) is launch_direct.c's.
+ *		Table I/O only, with no knowledge of shared memory; launch.c
+ *		decides what to run.
  *
  * Statements run as the tables' owner (tables.c), prepared once per
  * sync_state table, schema-qualified and with OPERATOR(pg_catalog.=), so
@@ -21,48 +22,20 @@
 #include "postgres.h"
 
 #include "catalog/pg_type_d.h"
-#include "commands/async.h"
 #include "executor/spi.h"
-#include "lib/stringinfo.h"
-#include "miscadmin.h"
 #include "utils/builtins.h"
-#include "utils/formatting.h"
-#include "utils/json.h"
 #include "utils/lsyscache.h"
-#include "utils/timestamp.h"
 
 #include "launch_rows.h"
 #include "tables.h"
 
-#define SYNC_LAUNCH_CHANNEL "syncwf_launch"
-
 /* The statements; %1$s is the extension's schema. */
-static SyncOwnedPlan get_execution = {
-	"SELECT project, domain, name, version, phase, reason "
-	"FROM %1$s.sync_execution WHERE execution_id OPERATOR(pg_catalog.=) $1",
-	1, {TEXTOID}
-};
-static SyncOwnedPlan get_policy = {
-	"SELECT max_concurrency, behavior, scheduling, max_pending "
-	"FROM %1$s.sync_launch_plan WHERE project OPERATOR(pg_catalog.=) $1 "
-	"AND domain OPERATOR(pg_catalog.=) $2 AND name OPERATOR(pg_catalog.=) $3 "
-	"AND version OPERATOR(pg_catalog.=) $4",
-	4, {TEXTOID, TEXTOID, TEXTOID, TEXTOID}
-};
 static SyncOwnedPlan plan_tracked = {
 	/* does any version of the plan have a policy? */
 	"SELECT 1 FROM %1$s.sync_launch_plan WHERE project OPERATOR(pg_catalog.=) $1 "
 	"AND domain OPERATOR(pg_catalog.=) $2 AND name OPERATOR(pg_catalog.=) $3 "
 	"AND max_concurrency IS NOT NULL LIMIT 1",
 	3, {TEXTOID, TEXTOID, TEXTOID}
-};
-static SyncOwnedPlan insert_execution = {
-	"INSERT INTO %1$s.sync_execution (execution_id, project, domain, name, version, "
-	"phase, reason, priority, created_at, queued_at, finished_at, owner) "
-	"VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) "
-	"ON CONFLICT (execution_id) DO NOTHING",
-	12, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, INT4OID,
-	TIMESTAMPTZOID, TIMESTAMPTZOID, TIMESTAMPTZOID, REGROLEOID}
 };
 static SyncOwnedPlan oldest_active = {
 	"SELECT e.execution_id FROM %1$s.sync_execution e "
@@ -73,11 +46,6 @@ static SyncOwnedPlan oldest_active = {
 	"AND s.workflowkey OPERATOR(pg_catalog.=) e.execution_id AND s.held) "
 	"ORDER BY e.created_at, e.execution_id LIMIT 1 FOR UPDATE OF e",
 	4, {TEXTOID, TEXTOID, TEXTOID, TEXTOID}
-};
-static SyncOwnedPlan insert_event = {
-	"INSERT INTO %1$s.sync_launch_event (event, project, domain, name, version, "
-	"execution_id, replaced_execution_id, reason) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
-	8, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID}
 };
 /*
  * Reconciliation: executions whose slot is not what their phase says.
@@ -150,27 +118,6 @@ sync_launch_query(SyncOwnedPlan *plan, const char *a1, const char *a2,
 		values[i] = CStringGetTextDatum(args[i]);
 	(void) sync_exec_owned(plan, values, NULL, &rows);
 	return rows;
-}
-
-/*
- * Execution 'id': project, domain, name, version, phase, reason.  NIL if
- * there is none.
- */
-List *
-sync_launch_execution(const char *id)
-{
-	return sync_launch_query(&get_execution, id, NULL, NULL, NULL);
-}
-
-/*
- * The policy of a plan version: max_concurrency, behavior, scheduling,
- * max_pending (as text).  NIL if the version is not registered.
- */
-List *
-sync_launch_policy(const char *project, const char *domain, const char *name,
-				   const char *version)
-{
-	return sync_launch_query(&get_policy, project, domain, name, version);
 }
 
 /* Does any version of the plan have a policy? */
@@ -255,111 +202,4 @@ sync_launch_register_row(Datum *values, const char *nulls)
 			elog(ERROR, "could not register launch plan: %s", SPI_result_code_string(rc));
 		SPI_finish();
 	}
-}
-
-static void
-sync_launch_notify(const char *event, const char *execution_id,
-				   const char *project, const char *domain, const char *name,
-				   const char *version, const char *reason,
-				   const char *replaced)
-{
-	StringInfoData buf;
-
-	initStringInfo(&buf);
-	appendStringInfoString(&buf, "{\"event\": ");
-	escape_json(&buf, event);
-	appendStringInfoString(&buf, ", \"execution_id\": ");
-	escape_json(&buf, execution_id);
-	appendStringInfoString(&buf, ", \"project\": ");
-	escape_json(&buf, project);
-	appendStringInfoString(&buf, ", \"domain\": ");
-	escape_json(&buf, domain);
-	appendStringInfoString(&buf, ", \"name\": ");
-	escape_json(&buf, name);
-	appendStringInfoString(&buf, ", \"version\": ");
-	escape_json(&buf, version);
-	if (reason)
-	{
-		appendStringInfoString(&buf, ", \"reason\": ");
-		escape_json(&buf, reason);
-	}
-	if (replaced)
-	{
-		appendStringInfoString(&buf, ", \"replaced_execution_id\": ");
-		escape_json(&buf, replaced);
-	}
-	appendStringInfoChar(&buf, '}');
-	Async_Notify(SYNC_LAUNCH_CHANNEL, buf.data);
-	pfree(buf.data);
-}
-
-/* Record an event (a row and a NOTIFY, both at commit). */
-void
-sync_launch_event(const char *event, const char *execution_id,
-				  const char *project, const char *domain, const char *name,
-				  const char *version, const char *reason, const char *replaced)
-{
-	Datum		values[8];
-	char		nulls[8];
-
-	memset(nulls, ' ', sizeof(nulls));
-	values[0] = CStringGetTextDatum(event);
-	values[1] = CStringGetTextDatum(project);
-	values[2] = CStringGetTextDatum(domain);
-	values[3] = CStringGetTextDatum(name);
-	values[4] = CStringGetTextDatum(version);
-	values[5] = CStringGetTextDatum(execution_id);
-	if (replaced)
-		values[6] = CStringGetTextDatum(replaced);
-	else
-		nulls[6] = 'n';
-	if (reason)
-		values[7] = CStringGetTextDatum(reason);
-	else
-		nulls[7] = 'n';
-	(void) sync_exec_owned(&insert_event, values, nulls, NULL);
-	{
-		char	   *lower = asc_tolower(event, strlen(event));
-
-		sync_launch_notify(lower, execution_id, project, domain, name,
-						   version, reason, replaced);
-	}
-}
-
-/*
- * Insert an execution in 'phase' (queued: QUEUED, terminal: a final one);
- * false if another transaction created this id first (and committed).
- */
-bool
-sync_launch_insert_execution(const char *id, const char *project,
-							 const char *domain, const char *name,
-							 const char *version, const char *phase,
-							 bool queued, bool terminal, const char *reason,
-							 int32 priority, TimestampTz created)
-{
-	Datum		values[12];
-	char		nulls[12];
-
-	memset(nulls, ' ', sizeof(nulls));
-	values[0] = CStringGetTextDatum(id);
-	values[1] = CStringGetTextDatum(project);
-	values[2] = CStringGetTextDatum(domain);
-	values[3] = CStringGetTextDatum(name);
-	values[4] = CStringGetTextDatum(version);
-	values[5] = CStringGetTextDatum(phase);
-	if (reason)
-		values[6] = CStringGetTextDatum(reason);
-	else
-		nulls[6] = 'n';
-	values[7] = Int32GetDatum(priority);
-	values[8] = TimestampTzGetDatum(created);
-	values[9] = TimestampTzGetDatum(created);
-	if (!queued)
-		nulls[9] = 'n';
-	values[10] = TimestampTzGetDatum(created);
-	if (!terminal)
-		nulls[10] = 'n';
-	values[11] = ObjectIdGetDatum(GetUserId());
-	/* false: another transaction created this id first (and committed) */
-	return sync_exec_owned(&insert_execution, values, nulls, NULL) > 0;
 }

@@ -216,12 +216,7 @@ sync_state_delete(const char *name, const char *holder)
 					continue;	/* this command deleted it already */
 				case TM_Updated:
 				case TM_Deleted:
-					if (IsolationUsesXactSnapshot())
-						ereport(ERROR,
-								(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
-								 result == TM_Updated ?
-								 errmsg("could not serialize access due to concurrent update") :
-								 errmsg("could not serialize access due to concurrent delete")));
+					sync_check_serializable(result);
 					/*
 					 * READ COMMITTED: a deleted row is gone; an updated one
 					 * (the key never changes) is found again by a new scan

@@ -29,6 +29,7 @@
 #include "access/htup_details.h"
 #include "access/stratnum.h"
 #include "access/table.h"
+#include "access/xact.h"
 #include "catalog/indexing.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
@@ -237,6 +238,23 @@ sync_index_tuples(Relation rel, TupleTableSlot *slot, bool only_summarizing)
 	(void) recheck;
 	ExecCloseIndices(rri);
 	FreeExecutorState(estate);
+}
+
+/*
+ * A row this transaction found changed (TM_Updated) or deleted (TM_Deleted)
+ * by a transaction that committed meanwhile: under REPEATABLE READ or
+ * SERIALIZABLE that is a serialization failure, as for an UPDATE or DELETE.
+ * (Under READ COMMITTED the caller looks at the row's latest version.)
+ */
+void
+sync_check_serializable(TM_Result result)
+{
+	if ((result == TM_Updated || result == TM_Deleted) && IsolationUsesXactSnapshot())
+		ereport(ERROR,
+				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+				 result == TM_Updated ?
+				 errmsg("could not serialize access due to concurrent update") :
+				 errmsg("could not serialize access due to concurrent delete")));
 }
 
 char *

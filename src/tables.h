@@ -12,6 +12,7 @@
 #ifndef SYNC_TABLES_H
 #define SYNC_TABLES_H
 
+#include "access/tableam.h"
 #include "executor/spi.h"
 #include "nodes/pg_list.h"
 
@@ -32,6 +33,7 @@ extern uint64 sync_tables_invalidations(void);
 extern Oid	sync_launch_table_relid(const char *relname);
 extern void sync_index_tuples(Relation rel, TupleTableSlot *slot,
 							  bool only_summarizing);
+extern void sync_check_serializable(TM_Result result);
 extern char *sync_qualified(Oid relid);
 extern Datum sync_interval_datum(int64 us);
 
