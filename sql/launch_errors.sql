@@ -273,6 +273,19 @@ SELECT execution_id, phase FROM sync_execution WHERE execution_id IN ('wait-1', 
 SELECT lock_name, holder FROM sync_holders WHERE lock_name = 'sem/launchplan/lpe/dev/wait';
 SELECT lock_name, holder, position FROM sync_waiters WHERE lock_name = 'sem/launchplan/lpe/dev/wait';
 
+-- syncwf writes executions and events through the table access method: a
+-- NOT NULL column it does not know (added by hand) is refused with 55000,
+-- never filled with NULL; nothing is written
+BEGIN;
+ALTER TABLE sync_launch_event ADD COLUMN extra integer NOT NULL DEFAULT 0;
+CALL regress_util.expect_error($$SELECT * FROM sync_execution_create('lpe', 'dev', 'skip', 'v1', 'skip-x')$$);
+ROLLBACK;
+BEGIN;
+ALTER TABLE sync_execution ADD COLUMN extra integer NOT NULL DEFAULT 0;
+CALL regress_util.expect_error($$SELECT * FROM sync_execution_create('lpe', 'dev', 'p', 'v1', 'extra-1')$$);
+ROLLBACK;
+SELECT count(*) AS extra_rows FROM sync_execution WHERE execution_id IN ('skip-x', 'extra-1');
+
 -- executions are plain rows too: a direct write of an unknown phase is
 -- refused by the table (23514)
 SELECT left(regress_util.error_of($$UPDATE sync_execution SET phase = 'DONE' WHERE execution_id = 'upd-2'$$), 5) AS unknown_phase,

@@ -79,6 +79,7 @@ typedef struct DirectTable
 {
 	Relation	rel;
 	Relation	pkey;
+	int			ncolumns;
 	int			nkeys;
 	AttrNumber	att[MAX_COLUMNS];
 	Snapshot	snapshot;		/* the last direct_find's, registered */
@@ -155,6 +156,7 @@ direct_open(DirectTable *t, const char *relname, const char *const *columns,
 	if (!OidIsValid(pkey))
 		elog(ERROR, "%s has no primary key", relname);
 	t->pkey = index_open(pkey, lockmode);
+	t->ncolumns = ncolumns;
 	t->nkeys = nkeys;
 	if (IndexRelationGetNumberOfKeyAttributes(t->pkey) != nkeys)
 		elog(ERROR, "the primary key of %s is not the one syncwf made", relname);
@@ -212,14 +214,34 @@ direct_text(DirectTable *t, int c)
 	return isnull ? NULL : TextDatumGetCString(d);
 }
 
-/* A new row for t: every column NULL. */
+/*
+ * A new row for t: every column NULL, for the caller to set its columns.
+ * A NOT NULL column syncwf does not know (one a later version of the
+ * extension added) is an error rather than a NULL the table refuses.
+ */
 static TupleTableSlot *
 direct_new_row(DirectTable *t)
 {
-	TupleTableSlot *slot = table_slot_create(t->rel, NULL);
+	TupleDesc	desc = RelationGetDescr(t->rel);
+	TupleTableSlot *slot;
 
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute a = TupleDescAttr(desc, i);
+		bool		known = false;
+
+		for (int c = 0; c < t->ncolumns && !known; c++)
+			known = (t->att[c] == a->attnum);
+		if (a->attnotnull && !a->attisdropped && !known)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("column \"%s\" of %s is not one syncwf writes, and it is NOT NULL",
+							NameStr(a->attname), RelationGetRelationName(t->rel)),
+					 errhint("Tables of syncwf change only with the extension's version; drop the column, or allow NULL in it.")));
+	}
+	slot = table_slot_create(t->rel, NULL);
 	ExecClearTuple(slot);
-	for (int i = 0; i < slot->tts_tupleDescriptor->natts; i++)
+	for (int i = 0; i < desc->natts; i++)
 	{
 		slot->tts_values[i] = (Datum) 0;
 		slot->tts_isnull[i] = true;
