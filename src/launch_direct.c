@@ -223,7 +223,6 @@ static TupleTableSlot *
 direct_new_row(DirectTable *t)
 {
 	TupleDesc	desc = RelationGetDescr(t->rel);
-	TupleTableSlot *slot;
 
 	for (int i = 0; i < desc->natts; i++)
 	{
@@ -239,14 +238,7 @@ direct_new_row(DirectTable *t)
 							NameStr(a->attname), RelationGetRelationName(t->rel)),
 					 errhint("Tables of syncwf change only with the extension's version; drop the column, or allow NULL in it.")));
 	}
-	slot = table_slot_create(t->rel, NULL);
-	ExecClearTuple(slot);
-	for (int i = 0; i < desc->natts; i++)
-	{
-		slot->tts_values[i] = (Datum) 0;
-		slot->tts_isnull[i] = true;
-	}
-	return slot;
+	return sync_row_slot(t->rel, NULL);
 }
 
 #define SET_COLUMN(t, slot, c, d, null) \
@@ -301,18 +293,10 @@ static TM_Result
 exec_write_phase(DirectTable *t, const char *phase, bool terminal,
 				 bool set_reason, const char *reason)
 {
-	int			natts = RelationGetDescr(t->rel)->natts;
-	TupleTableSlot *slot = table_slot_create(t->rel, NULL);
+	TupleTableSlot *slot = sync_row_slot(t->rel, t->slot);
 	TimestampTz now = GetCurrentTimestamp();
-	TM_FailureData tmfd;
 	TM_Result	result;
-	bool		update_indexes;
-	bool		only_summarizing;
 
-	slot_getallattrs(t->slot);
-	ExecClearTuple(slot);
-	memcpy(slot->tts_values, t->slot->tts_values, natts * sizeof(Datum));
-	memcpy(slot->tts_isnull, t->slot->tts_isnull, natts * sizeof(bool));
 	SET_TEXT(t, slot, EC_PHASE, phase);
 	if (set_reason)
 		SET_TEXT(t, slot, EC_REASON, reason);
@@ -325,17 +309,11 @@ exec_write_phase(DirectTable *t, const char *phase, bool terminal,
 	ExecStoreVirtualTuple(slot);
 
 	/* waits for a transaction that is changing the row or has it locked */
-	result = sync_tuple_update(t->rel, &t->slot->tts_tid, slot,
-							   GetCurrentCommandId(true), t->snapshot, true,
-							   &tmfd, &update_indexes, &only_summarizing);
-	if (result == TM_Ok)
-	{
-		if (update_indexes)
-			sync_index_tuples(t->rel, slot, only_summarizing);
-		/* later statements of this transaction see it */
-		CommandCounterIncrement();
-	}
+	result = sync_row_update(t->rel, t->slot, slot, t->snapshot, true);
 	ExecDropSingleTupleTableSlot(slot);
+	/* later statements of this transaction see it */
+	if (result == TM_Ok)
+		CommandCounterIncrement();
 	switch (result)
 	{
 		case TM_Ok:
@@ -649,8 +627,7 @@ sync_launch_event(const char *event, const char *execution_id,
 	SET_TEXT(&t, slot, VC_REPLACED, replaced);
 	SET_TEXT(&t, slot, VC_REASON, reason);
 	ExecStoreVirtualTuple(slot);
-	table_tuple_insert(t.rel, slot, GetCurrentCommandId(true), 0, NULL);
-	sync_index_tuples(t.rel, slot, false);
+	sync_row_insert(t.rel, slot);
 	ExecDropSingleTupleTableSlot(slot);
 	direct_close(&t);
 	CommandCounterIncrement();

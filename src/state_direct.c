@@ -147,13 +147,7 @@ sync_state_insert_row(Datum *values, bool *isnull)
 	rel = table_open(sync_state_relid(false), RowExclusiveLock);
 	sync_state_layout(rel);
 
-	slot = table_slot_create(rel, NULL);
-	ExecClearTuple(slot);
-	for (int i = 0; i < RelationGetDescr(rel)->natts; i++)
-	{
-		slot->tts_values[i] = (Datum) 0;
-		slot->tts_isnull[i] = true;
-	}
+	slot = sync_row_slot(rel, NULL);
 	for (int c = 0; c < SYNC_STATE_NCOLS; c++)
 	{
 		if (state_attnums[c] == InvalidAttrNumber)
@@ -163,8 +157,7 @@ sync_state_insert_row(Datum *values, bool *isnull)
 	}
 	ExecStoreVirtualTuple(slot);
 
-	table_tuple_insert(rel, slot, GetCurrentCommandId(true), 0, NULL);
-	sync_index_tuples(rel, slot, false);
+	sync_row_insert(rel, slot);
 	ExecDropSingleTupleTableSlot(slot);
 	table_close(rel, NoLock);
 	/* later statements of this transaction see the row */
@@ -289,17 +282,9 @@ static bool
 sync_state_write_grant(Relation rel, TupleTableSlot *old, Snapshot snapshot,
 					   SyncStateRow *row)
 {
-	int			natts = RelationGetDescr(rel)->natts;
-	TupleTableSlot *slot = table_slot_create(rel, NULL);
-	TM_FailureData tmfd;
-	TM_Result	result;
-	bool		update_indexes;
-	bool		only_summarizing;
+	TupleTableSlot *slot = sync_row_slot(rel, old);
+	bool		written;
 
-	slot_getallattrs(old);
-	ExecClearTuple(slot);
-	memcpy(slot->tts_values, old->tts_values, natts * sizeof(Datum));
-	memcpy(slot->tts_isnull, old->tts_isnull, natts * sizeof(bool));
 	slot->tts_values[state_attnums[COL_HELD] - 1] = BoolGetDatum(true);
 	slot->tts_isnull[state_attnums[COL_HELD] - 1] = false;
 	slot->tts_values[state_attnums[COL_TOKEN] - 1] = Int64GetDatum(row->token);
@@ -313,13 +298,9 @@ sync_state_write_grant(Relation rel, TupleTableSlot *old, Snapshot snapshot,
 		(row->lease_expires == 0);
 	ExecStoreVirtualTuple(slot);
 
-	result = sync_tuple_update(rel, &old->tts_tid, slot, GetCurrentCommandId(true),
-							   snapshot, false, &tmfd, &update_indexes,
-							   &only_summarizing);
-	if (result == TM_Ok && update_indexes)
-		sync_index_tuples(rel, slot, only_summarizing);
+	written = (sync_row_update(rel, old, slot, snapshot, false) == TM_Ok);
 	ExecDropSingleTupleTableSlot(slot);
-	return result == TM_Ok;
+	return written;
 }
 
 /*

@@ -224,7 +224,7 @@ sync_launch_table_relid(const char *relname)
  * (see sync_tuple_update()).  Partial indexes get the row if it matches
  * their predicate, unique ones check it.
  */
-void
+static void
 sync_index_tuples(Relation rel, TupleTableSlot *slot, bool only_summarizing)
 {
 	EState	   *estate = CreateExecutorState();
@@ -238,6 +238,67 @@ sync_index_tuples(Relation rel, TupleTableSlot *slot, bool only_summarizing)
 	(void) recheck;
 	ExecCloseIndices(rri);
 	FreeExecutorState(estate);
+}
+
+/*
+ * Rows of syncwf's tables written through the table access method (the hot
+ * paths, state_direct.c and launch_direct.c): a virtual slot for a new row
+ * of 'rel', with every column of 'old' (a row found by a scan), or every
+ * column NULL if 'old' is NULL.  The caller sets its columns, stores it
+ * (ExecStoreVirtualTuple), writes it, and drops it.
+ */
+TupleTableSlot *
+sync_row_slot(Relation rel, TupleTableSlot *old)
+{
+	int			natts = RelationGetDescr(rel)->natts;
+	TupleTableSlot *slot = table_slot_create(rel, NULL);
+
+	ExecClearTuple(slot);
+	if (old != NULL)
+	{
+		slot_getallattrs(old);
+		memcpy(slot->tts_values, old->tts_values, natts * sizeof(Datum));
+		memcpy(slot->tts_isnull, old->tts_isnull, natts * sizeof(bool));
+	}
+	else
+	{
+		for (int i = 0; i < natts; i++)
+		{
+			slot->tts_values[i] = (Datum) 0;
+			slot->tts_isnull[i] = true;
+		}
+	}
+	return slot;
+}
+
+/* Insert the row in 'slot' (stored) into 'rel', with its index entries. */
+void
+sync_row_insert(Relation rel, TupleTableSlot *slot)
+{
+	table_tuple_insert(rel, slot, GetCurrentCommandId(true), 0, NULL);
+	sync_index_tuples(rel, slot, false);
+}
+
+/*
+ * Write the row in 'slot' (stored) as the new version of the row 'old'
+ * found, with its index entries if that worked; 'wait' as for
+ * sync_tuple_update().
+ */
+TM_Result
+sync_row_update(Relation rel, TupleTableSlot *old, TupleTableSlot *slot,
+				Snapshot snapshot, bool wait)
+{
+	TM_FailureData tmfd;
+	TM_Result	result;
+	bool		update_indexes;
+	bool		only_summarizing;
+
+	result = sync_tuple_update(rel, &old->tts_tid, slot, GetCurrentCommandId(true),
+							   snapshot, wait, &tmfd, &update_indexes,
+							   &only_summarizing);
+	if (result == TM_Ok && update_indexes)
+		sync_index_tuples(rel, slot, only_summarizing);
+	return result;
 }
 
 /*

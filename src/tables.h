@@ -31,8 +31,11 @@ extern Oid	sync_state_relid(bool missing_ok);
 extern Oid	sync_limit_relid(void);
 extern uint64 sync_tables_invalidations(void);
 extern Oid	sync_launch_table_relid(const char *relname);
-extern void sync_index_tuples(Relation rel, TupleTableSlot *slot,
-							  bool only_summarizing);
+extern TupleTableSlot *sync_row_slot(Relation rel, TupleTableSlot *old);
+extern void sync_row_insert(Relation rel, TupleTableSlot *slot);
+extern TM_Result sync_row_update(Relation rel, TupleTableSlot *old,
+								 TupleTableSlot *slot, Snapshot snapshot,
+								 bool wait);
 extern void sync_check_serializable(TM_Result result);
 extern char *sync_qualified(Oid relid);
 extern Datum sync_interval_datum(int64 us);
