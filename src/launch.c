@@ -77,6 +77,13 @@ sync_phase_of(const char *name, bool must)
 	return PH_COUNT;
 }
 
+/* Is 'phase' final (SUCCEEDED, FAILED, ABORTED, TIMED_OUT)? */
+bool
+sync_phase_terminal(LaunchPhase phase)
+{
+	return phase < PH_COUNT && PHASE_TERMINAL(phase);
+}
+
 /*
  * Move an execution to 'phase'.  set_reason: replace its reason with
  * 'reason' (NULL clears it); otherwise keep the reason it has.

@@ -37,6 +37,7 @@ typedef struct CreateResult
 } CreateResult;
 
 extern LaunchPhase sync_phase_of(const char *name, bool must);
+extern bool sync_phase_terminal(LaunchPhase phase);
 extern CreateResult sync_launch_create(const char *project, const char *domain,
 									   const char *name, const char *version,
 									   const char *id, int32 priority,

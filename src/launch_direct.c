@@ -286,7 +286,7 @@ exec_row(DirectTable *t, SyncExecutionRow *row)
  * Write a new version, in 'phase', of the row exec_find found:
  * set_reason replaces its reason with 'reason' (NULL clears it); QUEUED
  * sets queued_at, the first RUNNING started_at, a terminal phase
- * finished_at.  TM_Updated or TM_Deleted (READ COMMITTED only): a
+ * finished_at (any other phase clears it).  TM_Updated or TM_Deleted (READ COMMITTED only): a
  * transaction we waited for changed the row first, and nothing is written.
  */
 static TM_Result
@@ -304,8 +304,8 @@ exec_write_phase(DirectTable *t, const char *phase, bool terminal,
 		SET_COLUMN(t, slot, EC_QUEUED_AT, TimestampTzGetDatum(now), false);
 	if (strcmp(phase, "RUNNING") == 0 && slot->tts_isnull[t->att[EC_STARTED_AT] - 1])
 		SET_COLUMN(t, slot, EC_STARTED_AT, TimestampTzGetDatum(now), false);
-	if (terminal)
-		SET_COLUMN(t, slot, EC_FINISHED_AT, TimestampTzGetDatum(now), false);
+	/* set exactly when the phase is final: sync_execution_live is on it */
+	SET_COLUMN(t, slot, EC_FINISHED_AT, TimestampTzGetDatum(now), !terminal);
 	ExecStoreVirtualTuple(slot);
 
 	/* waits for a transaction that is changing the row or has it locked */

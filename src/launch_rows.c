@@ -29,7 +29,13 @@
 #include "launch_rows.h"
 #include "tables.h"
 
-/* The statements; %1$s is the extension's schema. */
+/*
+ * The statements; %1$s is the extension's schema.  Those that look for live
+ * executions say finished_at IS NULL, the predicate of the index
+ * sync_execution_live (set exactly when the phase is final, from version
+ * 1.4 on; under 1.3's SQL objects it is a filter that changes nothing for
+ * rows syncwf wrote).
+ */
 static SyncOwnedPlan plan_tracked = {
 	/* does any version of the plan have a policy? */
 	"SELECT 1 FROM %1$s.sync_launch_plan WHERE project OPERATOR(pg_catalog.=) $1 "
@@ -41,7 +47,7 @@ static SyncOwnedPlan oldest_active = {
 	"SELECT e.execution_id FROM %1$s.sync_execution e "
 	"WHERE e.project OPERATOR(pg_catalog.=) $1 AND e.domain OPERATOR(pg_catalog.=) $2 "
 	"AND e.name OPERATOR(pg_catalog.=) $3 "
-	"AND e.phase IN ('QUEUED', 'RUNNING', 'SUCCEEDING', 'FAILING') "
+	"AND e.finished_at IS NULL AND e.phase IN ('QUEUED', 'RUNNING', 'SUCCEEDING', 'FAILING') "
 	"AND EXISTS (SELECT 1 FROM %1$s.sync_state s WHERE s.name OPERATOR(pg_catalog.=) $4 "
 	"AND s.workflowkey OPERATOR(pg_catalog.=) e.execution_id AND s.held) "
 	"ORDER BY e.created_at, e.execution_id LIMIT 1 FOR UPDATE OF e",
@@ -73,7 +79,8 @@ static SyncOwnedPlan to_reconcile = {
 	"  ('sem/launchplan/' OPERATOR(pg_catalog.||) e.project OPERATOR(pg_catalog.||) '/' "
 	"   OPERATOR(pg_catalog.||) e.domain OPERATOR(pg_catalog.||) '/' OPERATOR(pg_catalog.||) e.name) "
 	"  AND s.workflowkey OPERATOR(pg_catalog.=) e.execution_id "
-	"WHERE e.phase IN ('PENDING', 'QUEUED', 'RUNNING', 'SUCCEEDING', 'FAILING', 'ABORTING') "
+	"WHERE e.finished_at IS NULL "
+	"AND e.phase IN ('PENDING', 'QUEUED', 'RUNNING', 'SUCCEEDING', 'FAILING', 'ABORTING') "
 	"UNION ALL "
 	/* slots of terminal executions, and of executions whose row was deleted */
 	"SELECT s.workflowkey, e.project, e.domain, e.name, e.version, "
@@ -100,7 +107,8 @@ static SyncOwnedPlan next_deadline = {
 	"SELECT pg_catalog.to_timestamp(GREATEST(LEAST(d, 1e12), 0)::pg_catalog.float8) "
 	"FROM (SELECT min(extract(epoch FROM e.created_at) OPERATOR(pg_catalog.+) extract(epoch FROM p.max_pending)) AS d "
 	"FROM %1$s.sync_execution e JOIN %1$s.sync_launch_plan p USING (project, domain, name, version) "
-	"WHERE e.phase OPERATOR(pg_catalog.=) 'PENDING' AND p.max_pending IS NOT NULL) m "
+	"WHERE e.finished_at IS NULL AND e.phase OPERATOR(pg_catalog.=) 'PENDING' "
+	"AND p.max_pending IS NOT NULL) m "
 	"WHERE d IS NOT NULL",
 	0, {InvalidOid}
 };

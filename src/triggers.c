@@ -16,7 +16,8 @@
  *	sync_limit       changed limits take effect at commit (sem_limits.c)
  *	sync_launch_plan, sync_execution
  *	                 changes made by hand have the worker reconcile launch
- *	                 plans when they commit
+ *	                 plans when they commit; an execution written by SQL
+ *	                 gets finished_at set exactly when its phase is final
  *
  * No state of its own.
  *
@@ -37,6 +38,7 @@
 #include "utils/timestamp.h"
 
 #include "controllers.h"
+#include "launch.h"
 #include "guc.h"
 #include "names.h"
 #include "keyed_ops.h"
@@ -601,4 +603,51 @@ sync_execution_changed(PG_FUNCTION_ARGS)
 	sync_require_shmem();
 	sync_keyed_wake_at_commit();
 	return PointerGetDatum(NULL);
+}
+
+/*
+ * BEFORE INSERT OR UPDATE OF phase, finished_at (row) on sync_execution
+ * (from version 1.4): finished_at is set exactly when the phase is final,
+ * whatever the writer says, so that the index sync_execution_live (WHERE
+ * finished_at IS NULL) holds exactly the live executions.  A final phase
+ * keeps the finished_at written (the server's clock when none is); a live
+ * phase clears it.  An unknown phase is left to the phase CHECK (23514).
+ * syncwf's own functions write finished_at so and fire no trigger
+ * (launch_direct.c).
+ */
+PG_FUNCTION_INFO_V1(sync_execution_finished);
+Datum
+sync_execution_finished(PG_FUNCTION_ARGS)
+{
+	TriggerData *trigdata = sync_trigger_data(fcinfo, "sync_execution_finished");
+	HeapTuple	tuple;
+	TupleDesc	desc;
+	int			col;
+	char	   *phase;
+	LaunchPhase ph;
+	bool		isnull;
+	Datum		value = (Datum) 0;
+
+	if (!TRIGGER_FIRED_BEFORE(trigdata->tg_event) ||
+		!TRIGGER_FIRED_FOR_ROW(trigdata->tg_event) ||
+		TRIGGER_FIRED_BY_DELETE(trigdata->tg_event))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("sync_execution_finished() must be fired BEFORE INSERT OR UPDATE FOR EACH ROW")));
+	tuple = TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event) ?
+		trigdata->tg_newtuple : trigdata->tg_trigtuple;
+	desc = RelationGetDescr(trigdata->tg_relation);
+	col = SPI_fnumber(desc, "finished_at");
+	phase = sync_tuple_text(tuple, desc, "phase");
+	if (col <= 0 || phase == NULL || (ph = sync_phase_of(phase, false)) == PH_COUNT)
+		return PointerGetDatum(tuple);
+	(void) heap_getattr(tuple, col, desc, &isnull);
+	if (sync_phase_terminal(ph) != isnull)
+		return PointerGetDatum(tuple);	/* already as it should be */
+	/* final without a time: now; live with one: none */
+	if (isnull)
+		value = TimestampTzGetDatum(GetCurrentTimestamp());
+	isnull = !isnull;
+	return PointerGetDatum(heap_modify_tuple_by_cols(tuple, desc, 1, &col,
+													 &value, &isnull));
 }

@@ -144,7 +144,8 @@ SELECT bag_eq(
       UNION ALL VALUES ('sync_channel(text)'), ('sync_lock_status()'), ('sync_entry_status()'), ('sync_limit_changed()'),
                        ('sync_state_guard()'), ('sync_state_deleted()'), ('sync_state_claimed()'), ('sync_controller_changed()'),
                        ('sync_controller_stamp()'), ('sync_launch_plan_changed()'),
-                       ('sync_execution_changed()'), ('sync_launch_plan_metrics(interval)')$$,
+                       ('sync_execution_changed()'), ('sync_execution_finished()'),
+                       ('sync_launch_plan_metrics(interval)')$$,
     'extension syncwf owns exactly the API functions, the monitoring SRFs and the trigger functions');
 
 -- Named-argument calls work with the documented names.

@@ -17,7 +17,7 @@
 -- update frees no slot (checked below); hand-offs at commit are tested by
 -- the isolation specs launch-*.  NOTIFY goes out at commit only: tested there.
 BEGIN;
-SELECT plan(306);
+SELECT plan(315);
 
 CREATE ROLE tap_lc_user NOLOGIN;                           -- an ordinary role
 CREATE ROLE tap_lc_other NOLOGIN;                          -- another ordinary role
@@ -151,14 +151,48 @@ SELECT has_index('sync_execution', 'sync_execution_live', ARRAY['project', 'doma
                  'index sync_execution_live is on (project, domain, name, created_at)');
 SELECT has_index('sync_execution', 'sync_execution_created', ARRAY['project', 'domain', 'name', 'created_at'],
                  'index sync_execution_created is on (project, domain, name, created_at)');
-SELECT is(
-    (SELECT array_agg(p ORDER BY p) FROM regexp_matches(
-        (SELECT pg_catalog.pg_get_expr(indpred, indrelid) FROM pg_catalog.pg_index
-          WHERE indexrelid = 'sync_execution_live'::regclass), '''([A-Z_]+)''', 'g') AS m(a), unnest(a) AS p),
-    ARRAY['ABORTING', 'FAILING', 'PENDING', 'QUEUED', 'RUNNING', 'SUCCEEDING'],
-    'sync_execution_live is partial: it covers exactly the live phases (PENDING and the slot-holding ones)');
+SELECT is((SELECT pg_catalog.pg_get_expr(indpred, indrelid) FROM pg_catalog.pg_index
+            WHERE indexrelid = 'sync_execution_live'::regclass),
+          '(finished_at IS NULL)',
+          'sync_execution_live is partial: it covers the executions without finished_at (the live ones)');
 SELECT is((SELECT indpred IS NULL FROM pg_catalog.pg_index WHERE indexrelid = 'sync_execution_created'::regclass),
           true, 'sync_execution_created covers every execution');
+SELECT is((SELECT reloptions FROM pg_catalog.pg_class WHERE oid = 'sync_execution'::regclass),
+          ARRAY['fillfactor=90'], 'sync_execution leaves room on its pages for HOT updates (fillfactor 90)');
+
+-- finished_at is set exactly when the phase is final, whoever writes the row (trigger
+-- sync_execution_finished): rows written by SQL, as another system does.
+INSERT INTO sync_execution (execution_id, project, domain, name, version, phase, finished_at)
+VALUES ('tap_lc-fin-1', 'tap_lc', 'fin', 'n', 'v1', 'SUCCEEDED', NULL),
+       ('tap_lc-fin-2', 'tap_lc', 'fin', 'n', 'v1', 'RUNNING', '2020-01-01'),
+       ('tap_lc-fin-3', 'tap_lc', 'fin', 'n', 'v1', 'FAILED', '2020-01-01');
+SELECT is((SELECT array_agg(execution_id || ' ' || CASE WHEN finished_at IS NULL THEN 'none'
+                                                        WHEN finished_at = '2020-01-01' THEN 'as written'
+                                                        WHEN finished_at >= now() THEN 'now' END
+                            ORDER BY execution_id)
+             FROM sync_execution WHERE domain = 'fin'),
+          ARRAY['tap_lc-fin-1 now', 'tap_lc-fin-2 none', 'tap_lc-fin-3 as written'],
+          'an INSERT: a final phase without finished_at gets the time, a live one loses it, a time written for a final one is kept');
+UPDATE sync_execution SET phase = 'RUNNING' WHERE execution_id = 'tap_lc-fin-1';
+UPDATE sync_execution SET phase = 'ABORTED' WHERE execution_id = 'tap_lc-fin-2';
+UPDATE sync_execution SET finished_at = NULL WHERE execution_id = 'tap_lc-fin-3';
+SELECT is((SELECT array_agg(execution_id || ' ' || CASE WHEN finished_at IS NULL THEN 'none'
+                                                        WHEN finished_at >= now() THEN 'now' END
+                            ORDER BY execution_id)
+             FROM sync_execution WHERE domain = 'fin'),
+          ARRAY['tap_lc-fin-1 none', 'tap_lc-fin-2 now', 'tap_lc-fin-3 now'],
+          'an UPDATE: back to a live phase clears finished_at, to a final one sets it, clearing it on a final one sets it again');
+SELECT throws_ok($$UPDATE sync_execution SET phase = 'DONE' WHERE execution_id = 'tap_lc-fin-1'$$,
+                 '23514', NULL, 'an unknown phase written by SQL is still the phase CHECK''s error (23514)');
+DELETE FROM sync_execution WHERE domain = 'fin';
+SELECT throws_ok($$SELECT sync_execution_finished()$$, '39P01', NULL,
+                 'sync_execution_finished() called as a function is 39P01');
+CREATE TEMP TABLE tap_lc_trig (phase text, finished_at timestamptz);
+CREATE TRIGGER tap_lc_trig AFTER INSERT ON tap_lc_trig FOR EACH STATEMENT
+    EXECUTE FUNCTION sync_execution_finished();
+SELECT throws_ok($$INSERT INTO tap_lc_trig VALUES ('SUCCEEDED', NULL)$$, '39P01', NULL,
+                 'sync_execution_finished() fired other than BEFORE INSERT OR UPDATE FOR EACH ROW is 39P01');
+DROP TABLE tap_lc_trig;
 
 -- Table sync_launch_event -------------------------------------------------------------------
 SELECT has_table('sync_launch_event', 'table sync_launch_event exists');
@@ -216,15 +250,16 @@ SELECT ok((SELECT 'sync_launch_plan'::regclass = ANY (extconfig) FROM pg_catalog
 -- Triggers -----------------------------------------------------------------------------------
 SELECT triggers_are('sync_launch_plan', ARRAY['sync_launch_plan_changed'],
                     'sync_launch_plan has exactly the trigger sync_launch_plan_changed');
-SELECT triggers_are('sync_execution', ARRAY['sync_execution_changed'],
-                    'sync_execution has exactly the trigger sync_execution_changed');
+SELECT triggers_are('sync_execution', ARRAY['sync_execution_changed', 'sync_execution_finished'],
+                    'sync_execution has exactly the triggers sync_execution_changed and sync_execution_finished');
 SELECT is((SELECT count(*)::int FROM pg_catalog.pg_trigger
             WHERE tgrelid = 'sync_launch_event'::regclass AND NOT tgisinternal),
           0, 'sync_launch_event has no trigger');
 SELECT trigger_is(t, g, f, format('trigger %s on %s calls %s()', g, t, f))
   FROM (VALUES
     ('sync_launch_plan', 'sync_launch_plan_changed', 'sync_launch_plan_changed'),
-    ('sync_execution',   'sync_execution_changed',   'sync_execution_changed')
+    ('sync_execution',   'sync_execution_changed',   'sync_execution_changed'),
+    ('sync_execution',   'sync_execution_finished',  'sync_execution_finished')
   ) AS x(t, g, f);
 SELECT matches(
     (SELECT pg_catalog.pg_get_triggerdef(oid) FROM pg_catalog.pg_trigger
@@ -233,7 +268,8 @@ SELECT matches(
     format('trigger %s fires %s on %s for each %s', g, d, t, l))
   FROM (VALUES
     ('sync_launch_plan', 'sync_launch_plan_changed', 'AFTER INSERT OR DELETE OR UPDATE', 'STATEMENT'),
-    ('sync_execution',   'sync_execution_changed',   'AFTER DELETE OR UPDATE',           'STATEMENT')
+    ('sync_execution',   'sync_execution_changed',   'AFTER DELETE OR UPDATE',           'STATEMENT'),
+    ('sync_execution',   'sync_execution_finished',  'BEFORE INSERT OR UPDATE OF phase, finished_at', 'ROW')
   ) AS x(t, g, d, l);
 SELECT is((SELECT count(*)::int FROM pg_catalog.pg_trigger
             WHERE tgrelid IN ('sync_launch_plan'::regclass, 'sync_execution'::regclass)
@@ -550,7 +586,16 @@ SELECT is_empty($$SELECT * FROM sync_execution WHERE execution_id = 'tap_lc-e'$$
                 'the failed creates recorded nothing');
 
 -- sync_execution_update ----------------------------------------------------------------------------
+CREATE TEMP TABLE tap_lc_hot AS
+    SELECT n_tup_upd, n_tup_hot_upd FROM pg_catalog.pg_stat_xact_user_tables
+     WHERE relid = 'sync_execution'::regclass;
 SELECT is(sync_execution_update('tap_lc-wait-1', 'RUNNING'), 'RUNNING', 'QUEUED -> RUNNING returns the new phase');
+SELECT results_eq(
+    $$SELECT s.n_tup_upd - h.n_tup_upd, s.n_tup_hot_upd - h.n_tup_hot_upd
+        FROM pg_catalog.pg_stat_xact_user_tables s, tap_lc_hot h
+       WHERE s.relid = 'sync_execution'::regclass$$,
+    $$VALUES (1::bigint, 1::bigint)$$,
+    'a move between two live phases is a HOT update: no indexed column changes');
 SELECT results_eq(
     $$SELECT phase, started_at IS NOT NULL, finished_at IS NULL FROM sync_execution WHERE execution_id = 'tap_lc-wait-1'$$,
     $$VALUES ('RUNNING'::text, true, true)$$,

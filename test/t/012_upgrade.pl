@@ -9,7 +9,9 @@
 #    a controller and a lease; two pending requests behind a limit-1
 #    semaphore); a WAIT launch plan with one execution holding its slot and
 #    two waiting.  The views and tables are recorded, then ALTER EXTENSION
-#    syncwf UPDATE runs while all of that is live;
+#    syncwf UPDATE runs while all of that is live.  Executions written by
+#    SQL whose finished_at does not match their phase get it set exactly
+#    for the final phases (1.4);
 #  - (a) the updated catalog equals a fresh install (CREATE EXTENSION syncwf
 #    in database "fresh" of the same node), object by object: every member
 #    of the extension, each function's identity, arguments with defaults,
@@ -323,10 +325,31 @@ my %columns = map { $_ => columns($node, $_) } @recorded;
 my %before = map { $_ => rows($node, $_, $columns{$_}) } @recorded;
 my $max_tok = $node->safe_psql('postgres', 'SELECT max(token) FROM sync_holders');
 
+# Executions another system wrote by SQL before 1.4 (of a plan without a
+# policy, so they hold no slot), with finished_at not matching the phase:
+# from 1.4 on it is set exactly when the phase is final.  Not recorded
+# above: the update changes them, and they are deleted after the check.
+$node->safe_psql('postgres', q{
+	INSERT INTO sync_execution (execution_id, project, domain, name, version, phase,
+	                            created_at, started_at, finished_at)
+	VALUES ('hand-done', 'proj', 'dev', 'hand', 'v1', 'SUCCEEDED',
+	        '2020-01-01', '2020-01-02', NULL),
+	       ('hand-live', 'proj', 'dev', 'hand', 'v1', 'RUNNING',
+	        '2020-01-01', '2020-01-02', '2020-01-03'),
+	       ('hand-ok', 'proj', 'dev', 'hand', 'v1', 'FAILED',
+	        '2020-01-01', '2020-01-02', '2020-01-03')});
+
 # --- the update -----------------------------------------------------------------
 $node->safe_psql('postgres', 'ALTER EXTENSION syncwf UPDATE');
 is($node->safe_psql('postgres', "SELECT extversion FROM pg_extension WHERE extname = 'syncwf'"),
 	$default, "ALTER EXTENSION syncwf UPDATE brings database postgres to $default");
+is( $node->safe_psql('postgres', q{
+		SELECT string_agg(execution_id || ':' || COALESCE(finished_at::date::text, 'none'), ' '
+		                  ORDER BY execution_id)
+		  FROM sync_execution WHERE name = 'hand'}),
+	'hand-done:2020-01-02 hand-live:none hand-ok:2020-01-03',
+	'finished_at is set exactly for the final phases: a final one without it gets its start time, a live one loses it');
+$node->safe_psql('postgres', "DELETE FROM sync_execution WHERE name = 'hand'");
 
 # --- (a) the updated catalog equals a fresh install --------------------------------
 $node->safe_psql('postgres', 'CREATE DATABASE fresh');
