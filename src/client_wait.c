@@ -11,19 +11,27 @@
  * whose client was killed, or closed its connection, would keep its place
  * in a queue until its turn came, and hold up everyone behind it.  So
  * sync_sleep() also waits for the client socket to be closed
- * (WL_SOCKET_CLOSED, as pq_check_connection() does), on the backend's own
- * wait set for its client (FeBeWaitSet: socket, latch, postmaster death),
- * and ends the backend the way PostgreSQL ends one whose client is lost:
- * ClientConnectionLost makes the next CHECK_FOR_INTERRUPTS() raise FATAL
- * "connection to client lost", and the exit callbacks of each module
- * withdraw what the backend was waiting for.  Wake-up is immediate: the
- * kernel reports the closed socket, nothing polls.
+ * (WL_SOCKET_CLOSED, as pq_check_connection() does) and ends the backend
+ * the way PostgreSQL ends one whose client is lost: ClientConnectionLost
+ * makes the next CHECK_FOR_INTERRUPTS() raise FATAL "connection to client
+ * lost", and the exit callbacks of each module withdraw what the backend
+ * was waiting for.  Wake-up is immediate: the kernel reports the closed
+ * socket, nothing polls.
+ *
+ * It sleeps on a wait set of its own (latch, postmaster death, and the
+ * client socket for WL_SOCKET_CLOSED only), made at the first sleep and
+ * kept until the process exits, rather than on the backend's wait set for
+ * its client (FeBeWaitSet), whose socket event waits for WL_SOCKET_READABLE
+ * between statements: changing that event for each sleep and back for the
+ * next read would cost two epoll_ctl() calls per wait, which a blocked
+ * pg_advisory_lock() does not make.  The kernel lets one socket be in two
+ * epoll sets.
  *
  * Where there is no client socket (a background worker, a single-user
  * backend) or the platform cannot report a closed socket
  * (WaitEventSetCanReportClosed(); Windows), it sleeps on the latch alone.
  *
- * No state of its own.
+ * State: the wait set, per process.
  *
  * Layer 0: calls no other file of syncwf.
  *
@@ -35,29 +43,49 @@
 #include "storage/latch.h"
 
 #include "client_wait.h"
+#include "compat.h"
 
 /*
- * From libpq/libpq.h, which cannot be included here: it includes
- * libpq/libpq-be.h, which needs the GSSAPI headers when the server was
- * built with GSSAPI (as Debian's is), and the server's development package
- * does not bring them.  The declaration and the positions are the same in
- * every major syncwf supports.
+ * The client socket.  Port (libpq/libpq-be.h) cannot be included here: it
+ * includes the GSSAPI headers when the server was built with GSSAPI (as
+ * Debian's is), and the server's development package does not bring them.
+ * Its first member is the socket in every major syncwf supports, and a
+ * pointer to a structure points to its first member.
  */
-extern PGDLLIMPORT WaitEventSet *FeBeWaitSet;
+static pgsocket
+sync_client_socket(void)
+{
+	return *(const pgsocket *) MyProcPort;
+}
 
-#define FeBeWaitSetSocketPos 0
-#define FeBeWaitSetNEvents 3
+/* Latch, postmaster death and the client's socket; NULL until needed. */
+static WaitEventSet *client_wait_set = NULL;
 
 /*
  * Can this backend watch its client's socket while it sleeps?  A backend
- * serving a client has a Port (miscadmin.h) and the wait set for it, and
- * both last until the process exits; a background worker has neither.
+ * serving a client has a Port (miscadmin.h), which lasts until the process
+ * exits; a background worker has none.
  */
 static bool
 sync_can_watch_client(void)
 {
-	return MyProcPort != NULL && FeBeWaitSet != NULL &&
+	return MyProcPort != NULL && sync_client_socket() != PGINVALID_SOCKET &&
 		WaitEventSetCanReportClosed();
+}
+
+static WaitEventSet *
+sync_client_wait_set(void)
+{
+	if (client_wait_set == NULL)
+	{
+		WaitEventSet *set = sync_create_session_wait_set(3);
+
+		(void) AddWaitEventToSet(set, WL_SOCKET_CLOSED, sync_client_socket(), NULL, NULL);
+		(void) AddWaitEventToSet(set, WL_LATCH_SET, PGINVALID_SOCKET, MyLatch, NULL);
+		(void) AddWaitEventToSet(set, WL_POSTMASTER_DEATH, PGINVALID_SOCKET, NULL, NULL);
+		client_wait_set = set;
+	}
+	return client_wait_set;
 }
 
 /*
@@ -73,17 +101,11 @@ sync_sleep(long timeout_ms, uint32 wait_event_info)
 {
 	if (sync_can_watch_client())
 	{
-		WaitEvent	events[FeBeWaitSetNEvents];
+		WaitEvent	events[3];
 		int			n;
 
-		/*
-		 * Every wait on FeBeWaitSet sets the socket's events it needs first
-		 * (pq_check_connection() changes them the same way, without
-		 * restoring them).
-		 */
-		ModifyWaitEvent(FeBeWaitSet, FeBeWaitSetSocketPos, WL_SOCKET_CLOSED, NULL);
-		n = WaitEventSetWait(FeBeWaitSet, timeout_ms, events, lengthof(events),
-							 wait_event_info);
+		n = WaitEventSetWait(sync_client_wait_set(), timeout_ms, events,
+							 lengthof(events), wait_event_info);
 		for (int i = 0; i < n; i++)
 		{
 			if (events[i].events & WL_POSTMASTER_DEATH)

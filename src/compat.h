@@ -12,6 +12,7 @@
  *		    lib/ilist.h gained dlist_node_init(), dlist_delete_thoroughly()
  *		    and dlist_node_is_detached()
  *		17  PGPROC.pgprocno gave way to MyProcNumber / GetNumberFromPGProc();
+ *		    CreateWaitEventSet() takes a resource owner, not a memory context;
  *		    extensions can name their wait events (WaitEventExtensionNew);
  *		    LockHeldByMe() gained "orstronger"
  *		18  RelationGetPrimaryKeyIndex() gained "deferrable_ok";
@@ -32,8 +33,10 @@
 #include "access/tableam.h"
 #include "executor/executor.h"
 #include "lib/ilist.h"
+#include "storage/latch.h"
 #include "storage/lock.h"
 #include "storage/proc.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/relcache.h"
 #include "utils/wait_event.h"
@@ -234,6 +237,20 @@ sync_wait_event(SyncWaitEvent which)
 #else
 	(void) which;
 	return PG_WAIT_EXTENSION;
+#endif
+}
+
+/*
+ * A wait event set that lasts as long as the process (freed by no resource
+ * owner, in no memory context that is reset).
+ */
+static inline WaitEventSet *
+sync_create_session_wait_set(int nevents)
+{
+#if PG_VERSION_NUM >= 170000
+	return CreateWaitEventSet(NULL, nevents);
+#else
+	return CreateWaitEventSet(TopMemoryContext, nevents);
 #endif
 }
 

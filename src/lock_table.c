@@ -27,6 +27,7 @@
  */
 #include "postgres.h"
 
+#include "common/hashfn.h"
 #include "miscadmin.h"
 #include "storage/ipc.h"
 #include "storage/shmem.h"
@@ -43,6 +44,35 @@ static SyncEntryFreeHook entry_free_hook = NULL;
 
 /* Searches for a free hash element a reserved lock slot may take. */
 #define SYNC_HASH_ENTER_ATTEMPTS 16
+
+/*
+ * Hash and equality of lock tags read the name only up to its end: a
+ * successful lookup compares the whole name with the entry's, which is
+ * usually not in the CPU's cache, and a name is mostly far shorter than its
+ * buffer (a blob comparison would read all SYNC_NAME_BUFLEN bytes of it).
+ * The bytes after the end are zero (sync_make_tag), so that a new entry's
+ * key can still be copied as a blob.
+ */
+static uint32
+sync_tag_hash_fn(const void *key, Size keysize)
+{
+	const SyncLockTag *tag = key;
+
+	return hash_combine(hash_bytes_uint32((uint32) tag->dbid),
+						hash_bytes((const unsigned char *) tag->name,
+								   strnlen(tag->name, sizeof(tag->name))));
+}
+
+static int
+sync_tag_match(const void *key1, const void *key2, Size keysize)
+{
+	const SyncLockTag *a = key1;
+	const SyncLockTag *b = key2;
+
+	if (a->dbid != b->dbid)
+		return 1;
+	return strncmp(a->name, b->name, sizeof(a->name));
+}
 
 static Size
 sync_entries_size(void)
@@ -112,11 +142,13 @@ sync_lock_table_shmem_init(void)
 	info.keysize = sizeof(SyncLockTag);
 	info.entrysize = sizeof(SyncLock);
 	info.num_partitions = SYNC_NUM_PARTITIONS;
+	info.hash = sync_tag_hash_fn;
+	info.match = sync_tag_match;
 	SyncLockHash = ShmemInitHash("syncwf locks",
 								 sync_max_locks, sync_max_locks,
 								 &info,
-								 HASH_ELEM | HASH_BLOBS | HASH_PARTITION |
-								 HASH_FIXED_SIZE);
+								 HASH_ELEM | HASH_FUNCTION | HASH_COMPARE |
+								 HASH_PARTITION | HASH_FIXED_SIZE);
 }
 
 void

@@ -52,7 +52,8 @@ typedef enum SyncScope
 
 /*
  * Hash key of a lock: the database it lives in, and its full name, zero
- * padded so that the key can be hashed and compared as a blob.
+ * padded (sync_make_tag) so that the key can be copied as a blob; it is
+ * hashed and compared up to the name's end only (lock_table.c).
  */
 typedef struct SyncLockTag
 {
