@@ -11,8 +11,10 @@
  *	- code that needs several partitions takes them in ascending partition
  *	  order (sync_lock_partitions), which makes deadlock between them
  *	  impossible;
- *	- the entry free list is protected by a spinlock, held only to push or
- *	  pop one entry;
+ *	- the entry pool is SYNC_POOL_LISTS free lists, each protected by its
+ *	  own spinlock, held only to push or pop one entry (or to read its
+ *	  count); a process gives entries back to the list of its process id
+ *	  and takes from it first;
  *	- a partition's lists of live locks and of idle ones (cached
  *	  semaphores) are protected by that partition's lock; every lock in the
  *	  hash is on exactly one of them, through its list_link.
@@ -121,21 +123,28 @@ sync_lock_table_shmem_init(void)
 			dlist_init(&sync_shmem->live_locks[i]);
 			dlist_init(&sync_shmem->idle_locks[i]);
 		}
-		SpinLockInit(&sync_shmem->pool_mutex);
+		for (int i = 0; i < SYNC_POOL_LISTS; i++)
+		{
+			SpinLockInit(&sync_shmem->pool[i].list.mutex);
+			sync_shmem->pool[i].list.head = -1;
+			sync_shmem->pool[i].list.nfree = 0;
+		}
 		pg_atomic_init_u32(&sync_shmem->nlocks, 0);
 		pg_atomic_init_u64(&sync_shmem->next_seq, 1);
 		pg_atomic_init_u64(&sync_shmem->next_request_id, 1);
 		pg_atomic_init_u64(&sync_shmem->limit_generation, 1);
 
-		/* thread every entry onto the free list */
-		for (int i = 0; i < sync_max_entries; i++)
+		/* thread every entry onto a free list, in turn */
+		for (int i = sync_max_entries - 1; i >= 0; i--)
 		{
+			SyncPoolList *list = &sync_shmem->pool[i % SYNC_POOL_LISTS].list;
+
 			memset(&SyncEntries[i], 0, sizeof(SyncEntry));
 			SyncEntries[i].state = SYNC_ENTRY_FREE;
-			SyncEntries[i].next_free = (i + 1 < sync_max_entries) ? i + 1 : -1;
+			SyncEntries[i].next_free = list->head;
+			list->head = i;
+			list->nfree++;
 		}
-		sync_shmem->pool_free_head = 0;
-		sync_shmem->pool_nfree = sync_max_entries;
 	}
 
 	memset(&info, 0, sizeof(info));
@@ -422,15 +431,29 @@ SyncEntry *
 sync_entry_alloc(void)
 {
 	SyncEntry  *entry = NULL;
+	int			home = MyProcPid % SYNC_POOL_LISTS;
 
-	SpinLockAcquire(&sync_shmem->pool_mutex);
-	if (sync_shmem->pool_free_head >= 0)
-	{
-		entry = &SyncEntries[sync_shmem->pool_free_head];
-		sync_shmem->pool_free_head = entry->next_free;
-		sync_shmem->pool_nfree--;
-	}
-	SpinLockRelease(&sync_shmem->pool_mutex);
+	/*
+	 * This process's list first, then the others; a list that looks empty
+	 * is skipped in the first round only, so that an entry given back
+	 * meanwhile is still found when the pool is nearly exhausted.
+	 */
+	for (int round = 0; round < 2 && entry == NULL; round++)
+		for (int i = 0; i < SYNC_POOL_LISTS && entry == NULL; i++)
+		{
+			SyncPoolList *list = &sync_shmem->pool[(home + i) % SYNC_POOL_LISTS].list;
+
+			if (round == 0 && list->nfree == 0)
+				continue;
+			SpinLockAcquire(&list->mutex);
+			if (list->head >= 0)
+			{
+				entry = &SyncEntries[list->head];
+				list->head = entry->next_free;
+				list->nfree--;
+			}
+			SpinLockRelease(&list->mutex);
+		}
 
 	if (entry != NULL)
 	{
@@ -462,6 +485,7 @@ void
 sync_entry_free(SyncEntry *entry)
 {
 	int			index = entry - SyncEntries;
+	SyncPoolList *list;
 
 	Assert(index >= 0 && index < sync_max_entries);
 	if (entry->holder != NULL)
@@ -475,21 +499,27 @@ sync_entry_free(SyncEntry *entry)
 	entry->lock = NULL;
 	entry->request_id = 0;
 
-	SpinLockAcquire(&sync_shmem->pool_mutex);
-	entry->next_free = sync_shmem->pool_free_head;
-	sync_shmem->pool_free_head = index;
-	sync_shmem->pool_nfree++;
-	SpinLockRelease(&sync_shmem->pool_mutex);
+	list = &sync_shmem->pool[MyProcPid % SYNC_POOL_LISTS].list;
+	SpinLockAcquire(&list->mutex);
+	entry->next_free = list->head;
+	list->head = index;
+	list->nfree++;
+	SpinLockRelease(&list->mutex);
 }
 
 /* Entries in the pool, free to take. */
 int
 sync_entries_free(void)
 {
-	int			nfree;
+	int			nfree = 0;
 
-	SpinLockAcquire(&sync_shmem->pool_mutex);
-	nfree = sync_shmem->pool_nfree;
-	SpinLockRelease(&sync_shmem->pool_mutex);
+	for (int i = 0; i < SYNC_POOL_LISTS; i++)
+	{
+		SyncPoolList *list = &sync_shmem->pool[i].list;
+
+		SpinLockAcquire(&list->mutex);
+		nfree += list->nfree;
+		SpinLockRelease(&list->mutex);
+	}
 	return nfree;
 }

@@ -145,9 +145,30 @@ typedef struct SyncEntry
 } SyncEntry;
 
 /*
+ * One of the entry pool's free lists, alone in its cache line: backends
+ * take and give back entries through the list of their process id, so
+ * that acquires and releases in different backends seldom touch the same
+ * spinlock or free entry.
+ */
+#define SYNC_POOL_LISTS 16
+
+typedef struct SyncPoolList
+{
+	slock_t		mutex;			/* protects head, nfree and the chain */
+	int32		head;			/* first free entry index, or -1 */
+	int32		nfree;
+} SyncPoolList;
+
+typedef union SyncPoolListPadded
+{
+	SyncPoolList list;
+	char		pad[PG_CACHE_LINE_SIZE];
+} SyncPoolListPadded;
+
+/*
  * The lock table's shared control block.  The partition locks protect the
- * locks and entries of their partitions, and the live and idle lists;
- * pool_mutex the entry free list; the counters are atomics.
+ * locks and entries of their partitions, and the live and idle lists; each
+ * pool list's spinlock its free entries; the counters are atomics.
  */
 typedef struct SyncShmem
 {
@@ -157,9 +178,7 @@ typedef struct SyncShmem
 	dlist_head	idle_locks[SYNC_NUM_PARTITIONS];	/* cached semaphores, LRU
 													 * first; under the
 													 * partition lock */
-	slock_t		pool_mutex;		/* protects the entry free list */
-	int32		pool_free_head;	/* first free entry index, or -1 */
-	int32		pool_nfree;
+	SyncPoolListPadded pool[SYNC_POOL_LISTS];	/* free entries */
 	pg_atomic_uint32 nlocks;	/* entries in the lock hash, cached included */
 	pg_atomic_uint64 next_seq;	/* arrival counter */
 	pg_atomic_uint64 next_request_id;
