@@ -330,6 +330,58 @@ sync_drop_slot(const char *lock, const char *id)
 		(void) sync_keyed_delete(lock, id, SYNC_REASON_RELEASED);
 }
 
+/* sync_launch_update()'s decision on the row it found. */
+typedef struct UpdateDecision
+{
+	const char *id;
+	LaunchPhase want;
+	LaunchPhase cur;			/* the phase found */
+} UpdateDecision;
+
+static bool
+decide_update(const SyncExecutionRow *row, void *arg, SyncExecutionMove *move)
+{
+	UpdateDecision *d = arg;
+	const char *id = d->id;
+	LaunchPhase want = d->want;
+	LaunchPhase cur = sync_phase_of(row->phase, false);
+
+	if (cur == PH_COUNT)
+		cur = PH_QUEUED;		/* a phase written by hand: treat as queued */
+	d->cur = cur;
+
+	/* only the role that created it (a member, or an administrator) */
+	if (OidIsValid(row->owner))
+		sync_check_owner(row->owner, sync_plan_lock(row->project, row->domain, row->name), id);
+
+	if (want == cur)
+		return false;
+	if (PHASE_TERMINAL(cur))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("execution \"%s\" is %s, which is final", id, sync_phase_names[cur]),
+				 errhint("A terminal phase never changes.")));
+	if (phase_rank[want] <= phase_rank[cur])
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("execution \"%s\" cannot go from %s back to %s", id,
+						sync_phase_names[cur], sync_phase_names[want]),
+				 errhint("Phases only move forward: PENDING, QUEUED, RUNNING, then SUCCEEDING, FAILING or ABORTING, then a terminal phase.")));
+	if (cur == PH_PENDING && !PHASE_TERMINAL(want))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("execution \"%s\" is waiting for a slot", id),
+				 errdetail("A PENDING execution becomes QUEUED when its launch plan has a free slot."),
+				 errhint("To give up waiting, move it to ABORTED.")));
+
+	/* leaving PENDING, the reason it waited no longer applies */
+	move->phase = sync_phase_names[want];
+	move->terminal = PHASE_TERMINAL(want);
+	move->set_reason = (cur == PH_PENDING);
+	move->reason = NULL;
+	return true;
+}
+
 /*
  * sync_execution_update(): move execution 'id' to phase 'want'; a terminal
  * phase gives its slot back.  Returns the phase it is in.
@@ -337,57 +389,27 @@ sync_drop_slot(const char *lock, const char *id)
 LaunchPhase
 sync_launch_update(const char *id, LaunchPhase want)
 {
-	for (;;)
-	{
-		LaunchPhase cur;
-		SyncExecutionRow row;
+	UpdateDecision d;
+	SyncExecutionRow row;
 
-		if (!sync_execution_read(id, &row))
+	d.id = id;
+	d.want = want;
+	switch (sync_execution_change(id, decide_update, &d, &row))
+	{
+		case SYNC_EXECUTION_MISSING:
 			ereport(ERROR,
 					(errcode(ERRCODE_UNDEFINED_OBJECT),
 					 errmsg("execution \"%s\" does not exist", id),
 					 errhint("Create it with sync_execution_create().")));
-		cur = sync_phase_of(row.phase, false);
-		if (cur == PH_COUNT)
-			cur = PH_QUEUED;	/* a phase written by hand: treat as queued */
-
-		/* only the role that created it (a member, or an administrator) */
-		if (OidIsValid(row.owner))
-			sync_check_owner(row.owner, sync_plan_lock(row.project, row.domain, row.name), id);
-
-		if (want == cur)
-			return cur;
-		if (PHASE_TERMINAL(cur))
-			ereport(ERROR,
-					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("execution \"%s\" is %s, which is final", id, sync_phase_names[cur]),
-					 errhint("A terminal phase never changes.")));
-		if (phase_rank[want] <= phase_rank[cur])
-			ereport(ERROR,
-					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("execution \"%s\" cannot go from %s back to %s", id,
-							sync_phase_names[cur], sync_phase_names[want]),
-					 errhint("Phases only move forward: PENDING, QUEUED, RUNNING, then SUCCEEDING, FAILING or ABORTING, then a terminal phase.")));
-		if (cur == PH_PENDING && !PHASE_TERMINAL(want))
-			ereport(ERROR,
-					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("execution \"%s\" is waiting for a slot", id),
-					 errdetail("A PENDING execution becomes QUEUED when its launch plan has a free slot."),
-					 errhint("To give up waiting, move it to ABORTED.")));
-
-		/*
-		 * Written only if its phase is still the one just read; leaving
-		 * PENDING, the reason it waited no longer applies.
-		 */
-		if (sync_execution_move(id, row.phase, sync_phase_names[want],
-								PHASE_TERMINAL(want), cur == PH_PENDING, NULL, NULL))
-		{
+			break;
+		case SYNC_EXECUTION_KEPT:
+			return d.cur;		/* already in that phase */
+		case SYNC_EXECUTION_MOVED:
 			if (PHASE_TERMINAL(want))
 				sync_drop_slot(sync_plan_lock(row.project, row.domain, row.name), id);
-			return want;
-		}
-		/* a transaction changed it first: decide again on what it wrote */
+			break;
 	}
+	return want;
 }
 
 /*-------------------------------------------------------------------------

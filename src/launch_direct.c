@@ -385,6 +385,42 @@ sync_execution_move(const char *id, const char *from, const char *phase,
 }
 
 /*
+ * Read execution 'id', let 'decide' look at it, and move it as decided, in
+ * one look-up: an UPDATE whose new phase depends on the row it finds.  As
+ * under sync_execution_move(), a transaction changing the row is waited
+ * for; under READ COMMITTED the version it committed is decided on again,
+ * under REPEATABLE READ that is 40001.  *row is the row last decided on.
+ */
+SyncExecutionChange
+sync_execution_change(const char *id, SyncExecutionDecide decide, void *arg,
+					  SyncExecutionRow *row)
+{
+	DirectTable t;
+	SyncExecutionChange result = SYNC_EXECUTION_MISSING;
+
+	exec_open(&t);
+	while (exec_find(&t, id))
+	{
+		SyncExecutionMove move;
+
+		exec_row(&t, row);
+		result = SYNC_EXECUTION_KEPT;
+		if (!decide(row, arg, &move))
+			break;
+		if (exec_write_phase(&t, move.phase, move.terminal, move.set_reason,
+							 move.reason) == TM_Ok)
+		{
+			result = SYNC_EXECUTION_MOVED;
+			break;
+		}
+		/* READ COMMITTED: changed or deleted meanwhile; look again */
+		result = SYNC_EXECUTION_MISSING;
+	}
+	direct_close(&t);
+	return result;
+}
+
+/*
  * Under REPEATABLE READ or SERIALIZABLE, an insert that found the id taken
  * by a row its snapshot cannot see fails, as INSERT ... ON CONFLICT DO
  * NOTHING does (unless this transaction wrote that row).

@@ -12,7 +12,7 @@
 
 #include "datatype/timestamp.h"
 
-/* An execution's row, as sync_execution_read() or _move() found it. */
+/* An execution's row, as sync_execution_read(), _change() or _move() found it. */
 typedef struct SyncExecutionRow
 {
 	char	   *project;
@@ -50,7 +50,37 @@ typedef struct SyncLaunchPolicy
 	bool		has_max_pending;
 } SyncLaunchPolicy;
 
+/*
+ * What sync_execution_change() is to write: the phase, whether it is final
+ * (sets finished_at), and whether to replace the reason (NULL clears it).
+ */
+typedef struct SyncExecutionMove
+{
+	const char *phase;
+	bool		terminal;
+	bool		set_reason;
+	const char *reason;
+} SyncExecutionMove;
+
+/*
+ * The caller's decision on an execution just found: fill *move and return
+ * true to move it, or return false to leave it.  It may raise an error.
+ */
+typedef bool (*SyncExecutionDecide) (const SyncExecutionRow *row, void *arg,
+									 SyncExecutionMove *move);
+
+typedef enum SyncExecutionChange
+{
+	SYNC_EXECUTION_MISSING,		/* no such execution */
+	SYNC_EXECUTION_KEPT,		/* the decision was to leave it */
+	SYNC_EXECUTION_MOVED
+} SyncExecutionChange;
+
 extern bool sync_execution_read(const char *id, SyncExecutionRow *row);
+extern SyncExecutionChange sync_execution_change(const char *id,
+												 SyncExecutionDecide decide,
+												 void *arg,
+												 SyncExecutionRow *row);
 extern bool sync_execution_move(const char *id, const char *from,
 								const char *phase, bool terminal,
 								bool set_reason, const char *reason,
