@@ -16,8 +16,18 @@
  *	  count); a process gives entries back to the list of its process id
  *	  and takes from it first;
  *	- a partition's lists of live locks and of idle ones (cached
- *	  semaphores) are protected by that partition's lock; every lock in the
- *	  hash is on exactly one of them, through its list_link.
+ *	  semaphores) are protected by that partition's lock.  A lock that is
+ *	  not cached is on the live list (list_link); a cached one is on the
+ *	  idle list (idle_link), where a lock stays while it is live again
+ *	  until the eviction walk meets it.
+ *
+ * Cached semaphores are evicted in second-chance order (CLOCK), not strict
+ * LRU, so that using a cached semaphore and caching it again touch no
+ * other lock's memory: a lock goes to the tail of the idle list when it is
+ * first cached and stays there; using it again only marks it live, caching
+ * it again only marks it referenced.  The eviction walk, from the head,
+ * takes off the live locks it meets, sends a referenced one to the tail
+ * with its mark cleared, and evicts the first one that is neither.
  *
  * The partition locks are the tranche "syncwf partitions".  Other shared
  * state has its own block, sized and created by its own file (tokens.c,
@@ -245,25 +255,28 @@ sync_lock_remove(SyncLock *lock)
 {
 	Assert(sync_partition_held(lock->hashcode, true));
 	Assert(lock->nheld == 0 && lock->nwaiting == 0 && lock->ndormant == 0);
-	Assert(!dlist_node_is_detached(&lock->list_link));
-	dlist_delete_thoroughly(&lock->list_link);
+	Assert(lock->cached == dlist_node_is_detached(&lock->list_link));
+	if (!dlist_node_is_detached(&lock->list_link))
+		dlist_delete_thoroughly(&lock->list_link);
+	if (!dlist_node_is_detached(&lock->idle_link))
+		dlist_delete_thoroughly(&lock->idle_link);
 	hash_search_with_hash_value(SyncLockHash, &lock->tag, lock->hashcode,
 								HASH_REMOVE, NULL);
 	pg_atomic_fetch_sub_u32(&sync_shmem->nlocks, 1);
 }
 
 /*
- * A cached semaphore is about to be used again: move it from the idle list
- * to the live one.  Caller holds its partition exclusively.
+ * A cached semaphore is about to be used again: it joins the live list and
+ * stays where it is on the idle list (the eviction walk takes it off).
+ * Caller holds its partition exclusively.
  */
 void
 sync_lock_uncache(SyncLock *lock)
 {
 	Assert(sync_partition_held(lock->hashcode, true));
-	Assert(!dlist_node_is_detached(&lock->list_link));
 	if (lock->cached)
 	{
-		dlist_delete(&lock->list_link);
+		Assert(dlist_node_is_detached(&lock->list_link));
 		dlist_push_tail(&sync_shmem->live_locks[sync_partition_of(lock->hashcode)],
 						&lock->list_link);
 		lock->cached = false;
@@ -271,7 +284,38 @@ sync_lock_uncache(SyncLock *lock)
 }
 
 /*
- * Drop the least recently used cached semaphore of some partition, trying
+ * Evict one cached semaphore of partition p in second-chance order; false
+ * if it has none.  Caller holds the partition exclusively.  Each step takes
+ * a live lock off the list, clears a mark (which nothing sets meanwhile) or
+ * evicts, so the walk ends.
+ */
+static bool
+sync_evict_one(int p)
+{
+	dlist_head *idle = &sync_shmem->idle_locks[p];
+
+	while (!dlist_is_empty(idle))
+	{
+		SyncLock   *lock = dlist_head_element(SyncLock, idle_link, idle);
+
+		if (!lock->cached)
+			dlist_delete_thoroughly(&lock->idle_link);	/* live now */
+		else if (lock->referenced)
+		{
+			lock->referenced = false;
+			dlist_move_tail(idle, &lock->idle_link);
+		}
+		else
+		{
+			sync_lock_remove(lock);
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Drop a cached semaphore (sync_evict_one) of some partition, trying
  * the partitions in turn from the one of 'hashcode'.  Without 'wait',
  * partitions this backend holds exclusively are used as they are and others
  * are only tried with a conditional acquire, which cannot deadlock whatever
@@ -279,7 +323,7 @@ sync_lock_uncache(SyncLock *lock)
  * waited for.  False if nothing could be evicted.
  */
 static bool
-sync_evict_lru(uint32 hashcode, bool wait)
+sync_evict_cached(uint32 hashcode, bool wait)
 {
 	int			home = sync_partition_of(hashcode);
 
@@ -304,12 +348,7 @@ sync_evict_lru(uint32 hashcode, bool wait)
 				continue;
 			acquired = true;
 		}
-		if (!dlist_is_empty(&sync_shmem->idle_locks[p]))
-		{
-			sync_lock_remove(dlist_head_element(SyncLock, list_link,
-												&sync_shmem->idle_locks[p]));
-			evicted = true;
-		}
+		evicted = sync_evict_one(p);
 		if (acquired)
 			LWLockRelease(partition);
 		if (evicted)
@@ -320,8 +359,8 @@ sync_evict_lru(uint32 hashcode, bool wait)
 
 /*
  * Make room for a lock while holding no partition lock: wait for each
- * partition in turn, starting with the lock's own, and drop the least
- * recently used cached semaphore of the first one that has any.  For a
+ * partition in turn, starting with the lock's own, and drop a cached
+ * semaphore of the first one that has any.  For a
  * request that sync_lock_create() refused although cached semaphores may
  * exist: its conditional eviction skips partitions that others hold, and a
  * reader of every partition (sync_locks, sync_holders) holds them all for
@@ -331,13 +370,13 @@ sync_evict_lru(uint32 hashcode, bool wait)
 bool
 sync_make_room(uint32 hashcode)
 {
-	return sync_evict_lru(hashcode, true);
+	return sync_evict_cached(hashcode, true);
 }
 
 /*
  * Find or create a lock.  Caller holds its partition lock exclusively.
- * A cached semaphore that is found comes off the idle list: the caller is
- * about to use it.  Returns NULL, without raising an error, when the table
+ * A cached semaphore that is found joins the live list again: the caller
+ * is about to use it.  Returns NULL, without raising an error, when the table
  * is full and no cached semaphore can be evicted without waiting: the
  * caller undoes its own work, and then makes room with sync_make_room() and
  * tries again, or reports it.  A new lock has no holders, no waiters
@@ -361,7 +400,7 @@ sync_lock_create(const SyncLockTag *tag, uint32 hashcode, bool *found)
 	while (pg_atomic_fetch_add_u32(&sync_shmem->nlocks, 1) >= (uint32) sync_max_locks)
 	{
 		pg_atomic_fetch_sub_u32(&sync_shmem->nlocks, 1);
-		if (!sync_evict_lru(hashcode, false))
+		if (!sync_evict_cached(hashcode, false))
 			return NULL;
 	}
 
@@ -388,10 +427,12 @@ sync_lock_create(const SyncLockTag *tag, uint32 hashcode, bool *found)
 	lock->kind = SYNC_KIND_MUTEX;
 	lock->limit_defined = true;
 	lock->cached = false;
+	lock->referenced = false;
 	lock->limit = 1;
 	lock->limit_relid = InvalidOid;
 	dlist_push_tail(&sync_shmem->live_locks[sync_partition_of(hashcode)],
 					&lock->list_link);
+	dlist_node_init(&lock->idle_link);
 	lock->nheld = 0;
 	lock->nwaiting = 0;
 	lock->ndormant = 0;
@@ -403,8 +444,9 @@ sync_lock_create(const SyncLockTag *tag, uint32 hashcode, bool *found)
 
 /*
  * Called whenever a lock may have lost its last holder or waiter.  A mutex
- * is dropped; a semaphore with a limit is kept as a cached entry, most
- * recently used last.  Caller holds its partition exclusively.
+ * is dropped; a semaphore with a limit is kept as a cached entry: at the
+ * tail of the idle list if it is not on it, marked referenced if it is.
+ * Caller holds its partition exclusively.
  */
 void
 sync_lock_idle(SyncLock *lock)
@@ -417,10 +459,16 @@ sync_lock_idle(SyncLock *lock)
 		   dlist_is_empty(&lock->dormant));
 	if (lock->kind == SYNC_KIND_SEMAPHORE && lock->limit_defined)
 	{
-		dlist_delete(&lock->list_link);
+		dlist_delete_thoroughly(&lock->list_link);
 		lock->cached = true;
-		dlist_push_tail(&sync_shmem->idle_locks[sync_partition_of(lock->hashcode)],
-						&lock->list_link);
+		if (dlist_node_is_detached(&lock->idle_link))
+		{
+			lock->referenced = false;
+			dlist_push_tail(&sync_shmem->idle_locks[sync_partition_of(lock->hashcode)],
+							&lock->idle_link);
+		}
+		else
+			lock->referenced = true;
 	}
 	else
 		sync_lock_remove(lock);

@@ -66,7 +66,8 @@ typedef struct SyncLockTag
  * or queue entry.  When the last one leaves, a mutex is removed; a semaphore
  * stays as a *cached* entry on its partition's idle list, remembering its
  * limit so that the next acquire needs no table lookup, until the table
- * needs the room (least recently used first) or its sync_limit row changes.
+ * needs the room (second-chance order: lock_table.c) or its sync_limit row
+ * changes.
  * Every field is protected by the lock's partition LWLock.
  */
 typedef struct SyncLock
@@ -75,11 +76,16 @@ typedef struct SyncLock
 	uint32		hashcode;		/* hash of tag; picks the partition */
 	uint8		kind;			/* SyncLockKind */
 	bool		limit_defined;	/* semaphore: sync_limit row exists */
-	bool		cached;			/* idle, on the partition's idle list */
+	bool		cached;			/* idle, kept for its limit (on the idle list) */
 	int32		limit;			/* slots: 1 for a mutex, sizelimit otherwise */
 	Oid			limit_relid;	/* semaphore: sync_limit table it came from */
-	dlist_node	list_link;		/* in its partition's SyncShmem.live_locks,
-								 * or idle_locks when cached */
+	dlist_node	list_link;		/* in its partition's SyncShmem.live_locks
+								 * while not cached; detached when cached */
+	dlist_node	idle_link;		/* in its partition's idle_locks from the
+								 * first time it is cached until the
+								 * eviction walk takes it off (it may be
+								 * live again meanwhile) */
+	bool		referenced;		/* cached again since the walk last saw it */
 	int32		nheld;			/* entries in holders */
 	int32		nwaiting;		/* entries in waiters */
 	int32		ndormant;		/* entries in dormant */
@@ -175,9 +181,10 @@ typedef struct SyncShmem
 	LWLockPadded *partition_locks;	/* SYNC_NUM_PARTITIONS of them */
 	dlist_head	live_locks[SYNC_NUM_PARTITIONS];	/* locks not cached; under
 													 * the partition lock */
-	dlist_head	idle_locks[SYNC_NUM_PARTITIONS];	/* cached semaphores, LRU
-													 * first; under the
-													 * partition lock */
+	dlist_head	idle_locks[SYNC_NUM_PARTITIONS];	/* cached semaphores, in
+													 * second-chance order
+													 * (lock_table.c); under
+													 * the partition lock */
 	SyncPoolListPadded pool[SYNC_POOL_LISTS];	/* free entries */
 	pg_atomic_uint32 nlocks;	/* entries in the lock hash, cached included */
 	pg_atomic_uint64 next_seq;	/* arrival counter */
