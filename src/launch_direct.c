@@ -286,8 +286,9 @@ exec_row(DirectTable *t, SyncExecutionRow *row)
  * Write a new version, in 'phase', of the row exec_find found:
  * set_reason replaces its reason with 'reason' (NULL clears it); QUEUED
  * sets queued_at, the first RUNNING started_at, a terminal phase
- * finished_at (any other phase clears it).  TM_Updated or TM_Deleted (READ COMMITTED only): a
- * transaction we waited for changed the row first, and nothing is written.
+ * finished_at (any other phase clears it).  TM_Updated or TM_Deleted (READ
+ * COMMITTED only): a transaction we waited for changed the row first, and
+ * nothing is written.
  */
 static TM_Result
 exec_write_phase(DirectTable *t, const char *phase, bool terminal,
@@ -348,48 +349,11 @@ sync_execution_read(const char *id, SyncExecutionRow *row)
 }
 
 /*
- * Move execution 'id' to 'phase' if its latest version is in phase 'from'
- * (NULL: any), as an UPDATE ... WHERE phase = 'from' does under READ
- * COMMITTED: a transaction changing the row is waited for, and the version
- * it committed looked at again.  terminal: 'phase' is a final one, which
- * sets the finish time.  set_reason: replace its reason with 'reason' (NULL
- * clears it); otherwise keep the reason it has.  Returns whether it moved;
- * *row (if not NULL) is the row it found, which moved or not.
- */
-bool
-sync_execution_move(const char *id, const char *from, const char *phase,
-					bool terminal, bool set_reason, const char *reason,
-					SyncExecutionRow *row)
-{
-	DirectTable t;
-	SyncExecutionRow found;
-	bool		moved = false;
-
-	exec_open(&t);
-	while (exec_find(&t, id))
-	{
-		exec_row(&t, &found);
-		if (row)
-			*row = found;
-		if (from != NULL && strcmp(found.phase, from) != 0)
-			break;
-		if (exec_write_phase(&t, phase, terminal, set_reason, reason) == TM_Ok)
-		{
-			moved = true;
-			break;
-		}
-		/* READ COMMITTED: changed or deleted meanwhile; look again */
-	}
-	direct_close(&t);
-	return moved;
-}
-
-/*
  * Read execution 'id', let 'decide' look at it, and move it as decided, in
- * one look-up: an UPDATE whose new phase depends on the row it finds.  As
- * under sync_execution_move(), a transaction changing the row is waited
- * for; under READ COMMITTED the version it committed is decided on again,
- * under REPEATABLE READ that is 40001.  *row is the row last decided on.
+ * one look-up: an UPDATE whose new phase depends on the row it finds.  A
+ * transaction changing the row is waited for; under READ COMMITTED the
+ * version it committed is decided on again, under REPEATABLE READ that is
+ * 40001.  *row is the row last decided on.
  */
 SyncExecutionChange
 sync_execution_change(const char *id, SyncExecutionDecide decide, void *arg,
@@ -418,6 +382,49 @@ sync_execution_change(const char *id, SyncExecutionDecide decide, void *arg,
 	}
 	direct_close(&t);
 	return result;
+}
+
+/* sync_execution_move()'s decision: move only from phase 'from' (or any). */
+typedef struct MoveFrom
+{
+	const char *from;
+	SyncExecutionMove move;
+} MoveFrom;
+
+static bool
+decide_move_from(const SyncExecutionRow *row, void *arg, SyncExecutionMove *move)
+{
+	MoveFrom   *m = arg;
+
+	if (m->from != NULL && strcmp(row->phase, m->from) != 0)
+		return false;
+	*move = m->move;
+	return true;
+}
+
+/*
+ * Move execution 'id' to 'phase' if its latest version is in phase 'from'
+ * (NULL: any), as an UPDATE ... WHERE phase = 'from' does under READ
+ * COMMITTED (sync_execution_change()).  terminal: 'phase' is a final one,
+ * which sets the finish time.  set_reason: replace its reason with 'reason'
+ * (NULL clears it); otherwise keep the reason it has.  Returns whether it
+ * moved; *row (if not NULL) is the row it found, which moved or not.
+ */
+bool
+sync_execution_move(const char *id, const char *from, const char *phase,
+					bool terminal, bool set_reason, const char *reason,
+					SyncExecutionRow *row)
+{
+	MoveFrom	m;
+	SyncExecutionRow found;
+
+	m.from = from;
+	m.move.phase = phase;
+	m.move.terminal = terminal;
+	m.move.set_reason = set_reason;
+	m.move.reason = reason;
+	return sync_execution_change(id, decide_move_from, &m,
+								 row ? row : &found) == SYNC_EXECUTION_MOVED;
 }
 
 /*
