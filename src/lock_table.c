@@ -474,12 +474,21 @@ sync_lock_idle(SyncLock *lock)
 		sync_lock_remove(lock);
 }
 
+/*
+ * The pool's free lists, counted from this process's own (i = 0): a process
+ * gives entries back to that list and takes from it first.
+ */
+static SyncPoolList *
+sync_pool_list(int i)
+{
+	return &sync_shmem->pool[(MyProcPid + i) % SYNC_POOL_LISTS].list;
+}
+
 /* Take an entry from the pool; NULL when the pool is empty. */
 SyncEntry *
 sync_entry_alloc(void)
 {
 	SyncEntry  *entry = NULL;
-	int			home = MyProcPid % SYNC_POOL_LISTS;
 
 	/*
 	 * This process's list first, then the others; a list that looks empty
@@ -489,7 +498,7 @@ sync_entry_alloc(void)
 	for (int round = 0; round < 2 && entry == NULL; round++)
 		for (int i = 0; i < SYNC_POOL_LISTS && entry == NULL; i++)
 		{
-			SyncPoolList *list = &sync_shmem->pool[(home + i) % SYNC_POOL_LISTS].list;
+			SyncPoolList *list = sync_pool_list(i);
 
 			if (round == 0 && list->nfree == 0)
 				continue;
@@ -547,7 +556,7 @@ sync_entry_free(SyncEntry *entry)
 	entry->lock = NULL;
 	entry->request_id = 0;
 
-	list = &sync_shmem->pool[MyProcPid % SYNC_POOL_LISTS].list;
+	list = sync_pool_list(0);
 	SpinLockAcquire(&list->mutex);
 	entry->next_free = list->head;
 	list->head = index;
@@ -563,7 +572,7 @@ sync_entries_free(void)
 
 	for (int i = 0; i < SYNC_POOL_LISTS; i++)
 	{
-		SyncPoolList *list = &sync_shmem->pool[i].list;
+		SyncPoolList *list = sync_pool_list(i);
 
 		SpinLockAcquire(&list->mutex);
 		nfree += list->nfree;
