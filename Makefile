@@ -25,9 +25,9 @@ OBJS         = src/controllers.o src/guc.o src/holders.o src/holds.o \
                src/worker.o src/client_wait.o src/wakeups.o src/keyed_wait.o \
                src/keyed_events.o
 DATA         = syncwf--1.0.sql syncwf--1.1.sql syncwf--1.2.sql syncwf--1.3.sql \
-               syncwf--1.4.sql \
+               syncwf--1.4.sql syncwf--1.5.sql \
                syncwf--1.0--1.1.sql syncwf--1.1--1.2.sql syncwf--1.2--1.3.sql \
-               syncwf--1.3--1.4.sql
+               syncwf--1.3--1.4.sql syncwf--1.4--1.5.sql
 PGFILEDESC   = "syncwf - in-database mutexes and semaphores with wait queues"
 
 # The directory of this Makefile, also in an out-of-tree (VPATH) build:

@@ -462,32 +462,65 @@ sync_keyed_bind(SyncKeyedRequest *kr, AcquireRequest *req, SyncEntry **first,
 	return error;
 }
 
+/* What sync_keyed_place() did. */
+typedef enum SyncPlaceResult
+{
+	SYNC_PLACED = 0,
+	SYNC_PLACE_REFUSED,			/* TRY: cannot be granted now */
+	SYNC_PLACE_CAPPED			/* QUEUE: would wait in a queue at its cap */
+} SyncPlaceResult;
+
 /*
  * Step 3: make the bound entries the holder's and queue them (QUEUE), then
  * grant the request if it can be (QUEUE, TRY) or whatever the limit
- * (FORCE).  False, having undone the binding, if a TRY cannot be granted.
- * Caller holds every lock step 1 took.
+ * (FORCE).  A TRY that cannot be granted, or a QUEUE that would wait in a
+ * queue that is at its cap (max_waiters; *full says which), is undone
+ * and leaves no trace.  Caller holds every lock step 1 took.
  */
-static bool
+static SyncPlaceResult
 sync_keyed_place(SyncKeyedRequest *kr, AcquireRequest *req, SyncEntry *first,
-				 SyncHolder *h, TransactionId xid)
+				 SyncHolder *h, TransactionId xid, SyncQueueFull *full)
 {
 	int			ctl = kr->controller_slot;
 	bool		active;
+	bool		grant;
 
 	kr->order_at = kr->has_queued_at ? kr->queued_at : req->entries[0]->since;
 	active = (ctl < 0 || kr->controller_beating || sync_controller_active(ctl));
-	for (int i = 0; i < kr->nnames; i++)
-		req->entries[i]->admit_limit = kr->admit_limit;
 	Assert(!kr->claim || kr->mode == SYNC_KEYED_QUEUE);
 	for (int i = 0; i < kr->nnames; i++)
-		req->entries[i]->claim = kr->claim;
-	if (kr->mode == SYNC_KEYED_TRY &&
-		!(active && sync_request_grantable(first, true)))
+	{
+		SyncEntry  *e = req->entries[i];
+
+		e->admit_limit = kr->admit_limit;
+		e->claim = kr->claim;
+		e->queued_at = kr->order_at;
+		e->since = kr->order_at;	/* waiting since: as the table will say */
+	}
+	if (kr->mode == SYNC_KEYED_TRY)
+		grant = active && sync_request_grantable(first, true);
+	else if (kr->mode == SYNC_KEYED_FORCE)
+		grant = true;
+	else
+	{
+		/* queued in order first: where it goes decides whether it waits */
+		for (int i = 0; i < kr->nnames; i++)
+		{
+			if (active)
+				sync_queue_insert(req->entries[i]->lock, req->entries[i]);
+			else
+				sync_dormant_insert(req->entries[i]->lock, req->entries[i]);
+		}
+		/* a claim-only request waits for its claim, whatever the slots */
+		grant = !kr->claim && active && sync_request_grantable(first, true);
+		if (!grant && sync_refuse_over_cap(req, first, full))
+			return SYNC_PLACE_CAPPED;
+	}
+	if (kr->mode == SYNC_KEYED_TRY && !grant)
 	{
 		/* refused: nothing was linked anywhere yet */
 		sync_unbind_request(req);
-		return false;
+		return SYNC_PLACE_REFUSED;
 	}
 	for (int i = 0; i < kr->nnames; i++)
 	{
@@ -499,8 +532,6 @@ sync_keyed_place(SyncKeyedRequest *kr, AcquireRequest *req, SyncEntry *first,
 		Assert(dlist_node_is_detached(&e->holder_link));
 		dlist_push_tail(&h->entries, &e->holder_link);
 		h->nentries++;
-		e->queued_at = kr->order_at;
-		e->since = kr->order_at;	/* waiting since: as the table will say */
 		e->lease_us = kr->lease_us;
 		e->lease_expires = 0;
 		e->created_xid = xid;
@@ -510,16 +541,8 @@ sync_keyed_place(SyncKeyedRequest *kr, AcquireRequest *req, SyncEntry *first,
 		if (ctl >= 0)
 			sync_controller_ref(ctl);
 		e->persisted = false;
-		if (kr->mode != SYNC_KEYED_QUEUE)
-			continue;			/* granted below, never queued */
-		if (active)
-			sync_queue_insert(e->lock, e);
-		else
-			sync_dormant_insert(e->lock, e);
 	}
-	/* a claim-only request waits for its claim, whatever the slots */
-	if (!kr->claim &&
-		(kr->mode != SYNC_KEYED_QUEUE || (active && sync_request_grantable(first, true))))
+	if (grant)
 	{
 		SyncEntry  *e = first;
 
@@ -531,7 +554,7 @@ sync_keyed_place(SyncKeyedRequest *kr, AcquireRequest *req, SyncEntry *first,
 			e = e->next_in_request;
 		} while (e != first);
 	}
-	return true;
+	return SYNC_PLACED;
 }
 
 /*
@@ -556,6 +579,8 @@ sync_holders_request(SyncKeyedRequest *kr, SyncKeyedResult *results)
 	volatile SyncKeyedOutcome found = SYNC_KEYED_NEW;
 	int			failed = -1;
 	int			error;
+	SyncPlaceResult placed;
+	SyncQueueFull full;
 
 	sync_request_init(&req, kr->names, kr->nnames);
 	req.limit_relid = kr->limit_relid;
@@ -595,7 +620,14 @@ sync_holders_request(SyncKeyedRequest *kr, SyncKeyedResult *results)
 		sync_report_bind_error(&req, error, failed);
 	}
 
-	if (!sync_keyed_place(kr, &req, first, h, xid))
+	placed = sync_keyed_place(kr, &req, first, h, xid, &full);
+	if (placed == SYNC_PLACE_CAPPED)
+	{
+		sync_keyed_unlock_all(req.partmask);
+		sync_discard_request(&req);
+		sync_report_queue_full(&full);
+	}
+	if (placed == SYNC_PLACE_REFUSED)
 	{
 		sync_keyed_unlock_all(req.partmask);
 		sync_discard_request(&req);

@@ -454,6 +454,7 @@ sync_acquire_locks(char **names, int nnames, int32 priority,
 	int			failed = -1;
 	int			error;
 	bool		granted;
+	SyncQueueFull full;
 
 	sync_holds_setup();
 	sync_request_init(&req, names, nnames);
@@ -513,6 +514,13 @@ sync_acquire_locks(char **names, int nnames, int32 priority,
 		granted = sync_request_grantable(first, true);
 		if (granted)
 			sync_request_grant(first, false);
+		else if (sync_refuse_over_cap(&req, first, &full))
+		{
+			/* it would have made a capped queue longer */
+			sync_unlock_partitions(req.partmask);
+			sync_drop_request(&req);
+			sync_report_queue_full(&full);
+		}
 	}
 	sync_unlock_partitions(req.partmask);
 

@@ -151,8 +151,12 @@ sync_keyed_install(List *rows, List *controllers, Oid limit_relid)
 		{
 			lock->kind = (strncmp(row->name, "sem/", 4) == 0) ?
 				SYNC_KIND_SEMAPHORE : SYNC_KIND_MUTEX;
-			lock->limit = (lock->kind == SYNC_KIND_MUTEX) ? 1 : Max(row->limit, 0);
-			lock->limit_defined = (lock->kind == SYNC_KIND_MUTEX || row->limit >= 0);
+			if (lock->kind == SYNC_KIND_SEMAPHORE)
+			{
+				sync_limit_set(lock, &row->limit);
+				lock->limit = Max(row->limit.limit, 0);
+			}
+			lock->limit_defined = (lock->kind == SYNC_KIND_MUTEX || row->limit.limit >= 0);
 			if (!lock->limit_defined && sync_lock_is_launch_plan(row->name))
 			{
 				lock->limit = PG_INT32_MAX;

@@ -430,6 +430,8 @@ sync_lock_create(const SyncLockTag *tag, uint32 hashcode, bool *found)
 	lock->referenced = false;
 	lock->limit = 1;
 	lock->limit_relid = InvalidOid;
+	lock->pattern_len = 0;
+	lock->max_waiters = -1;
 	dlist_push_tail(&sync_shmem->live_locks[sync_partition_of(hashcode)],
 					&lock->list_link);
 	dlist_node_init(&lock->idle_link);

@@ -86,6 +86,9 @@ typedef struct SyncLock
 								 * eviction walk takes it off (it may be
 								 * live again meanwhile) */
 	bool		referenced;		/* cached again since the walk last saw it */
+	int16		pattern_len;	/* semaphore: its limit comes from a pattern
+								 * row (sem_limits.c: SyncLimitValue), or 0 */
+	int32		max_waiters;	/* semaphore: queue cap, or -1 for none */
 	int32		nheld;			/* entries in holders */
 	int32		nwaiting;		/* entries in waiters */
 	int32		ndormant;		/* entries in dormant */

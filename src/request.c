@@ -41,7 +41,7 @@ sync_request_init(AcquireRequest *req, char **names, int nnames)
 	req->nnames = nnames;
 	req->needed = palloc0(sizeof(bool) * nnames);
 	req->kinds = palloc(sizeof(SyncLockKind) * nnames);
-	req->limits = palloc0(sizeof(int32) * nnames);
+	req->limits = palloc0(sizeof(SyncLimitValue) * nnames);
 	req->tags = palloc(sizeof(SyncLockTag) * nnames);
 	req->hashes = palloc(sizeof(uint32) * nnames);
 	req->entries = palloc0(sizeof(SyncEntry *) * nnames);
@@ -102,14 +102,17 @@ sync_read_limits(AcquireRequest *req)
 		if (req->needed[i] && req->kinds[i] == SYNC_KIND_SEMAPHORE)
 		{
 			if (!sync_lock_is_launch_plan(req->names[i]))
-				req->limits[i] = sync_limit_lookup(req->names[i], req->limit_relid);
+				sync_limit_lookup(req->names[i], req->limit_relid, &req->limits[i]);
 			else
 			{
 				/* a launch plan's overall limit, if someone set one */
-				int32		limit = sync_limit_lookup_optional(req->names[i],
-															   req->limit_relid);
-
-				req->limits[i] = (limit >= 0) ? limit : PG_INT32_MAX;
+				sync_limit_lookup_optional(req->names[i], req->limit_relid,
+										   &req->limits[i]);
+				if (req->limits[i].limit < 0)
+				{
+					req->limits[i].limit = PG_INT32_MAX;
+					req->limits[i].max_waiters = -1;
+				}
 			}
 		}
 	req->have_limits = true;
@@ -223,7 +226,8 @@ sync_bind_request(AcquireRequest *req, int32 priority, SyncScope scope,
 			{
 				Assert(req->kinds[i] == SYNC_KIND_MUTEX || req->have_limits);
 				lock->kind = req->kinds[i];
-				lock->limit = (req->kinds[i] == SYNC_KIND_MUTEX) ? 1 : req->limits[i];
+				if (req->kinds[i] == SYNC_KIND_SEMAPHORE)
+					sync_limit_set(lock, &req->limits[i]);
 				lock->limit_relid = req->limit_relid;
 				lock->limit_defined = true;
 			}
@@ -233,7 +237,7 @@ sync_bind_request(AcquireRequest *req, int32 priority, SyncScope scope,
 			{
 				/* a cached limit from a dropped sync_limit: use the new one */
 				Assert(req->have_limits);
-				lock->limit = req->limits[i];
+				sync_limit_set(lock, &req->limits[i]);
 				lock->limit_relid = req->limit_relid;
 				lock->limit_defined = true;
 			}
@@ -281,6 +285,43 @@ sync_report_bind_error(AcquireRequest *req, int error, int failed)
 			 errdetail("Its row was deleted from sync_limit while the semaphore was in use."),
 			 errhint("Insert it again, for example: INSERT INTO sync_limit (name, sizelimit) VALUES ('%s', 1);",
 					 req->names[failed] + 4)));
+}
+
+/*
+ * A request that was just queued and is not granted: if that made one of
+ * its queues longer than the lock's max_waiters (sem_limits.c), take it
+ * out of its queues again and unbind it, as if it had never come, and say
+ * which queue refused it.  Caller holds the request's partitions
+ * exclusively, as it has since it queued the request.
+ */
+bool
+sync_refuse_over_cap(AcquireRequest *req, SyncEntry *first, SyncQueueFull *full)
+{
+	SyncEntry  *e = sync_queue_over_cap(first, true);
+
+	if (e == NULL)
+		return false;
+	full->lock_name = pstrdup(e->lock->tag.name);
+	full->max_waiters = e->lock->max_waiters;
+	full->row = sync_limit_row_name(e->lock);
+	sync_queue_unlink(first);
+	full->nwaiting = e->lock->nwaiting + e->lock->ndormant;
+	sync_unbind_request(req);
+	return true;
+}
+
+/* Report what sync_refuse_over_cap() found; the caller has cleaned up. */
+void
+sync_report_queue_full(const SyncQueueFull *full)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+			 errmsg("the queue of syncwf lock \"%s\" is full", full->lock_name),
+			 errdetail_plural("It has %d waiter; max_waiters of its sync_limit row \"%s\" is %d.",
+							  "It has %d waiters; max_waiters of its sync_limit row \"%s\" is %d.",
+							  full->nwaiting, full->nwaiting, full->row, full->max_waiters),
+			 errhint("Try again when a waiter has left, or raise the cap, for example: UPDATE sync_limit SET max_waiters = %d WHERE name = '%s';",
+					 full->nwaiting + 1, full->row)));
 }
 
 /*

@@ -11,6 +11,7 @@
 #define SYNC_REQUEST_H
 
 #include "lock_table.h"
+#include "sem_limits.h"
 
 /*
  * A request being made: the locks it names, and the shared entries
@@ -24,7 +25,7 @@ typedef struct AcquireRequest
 	int			nneeded;
 	bool	   *needed;			/* not held by this session yet */
 	SyncLockKind *kinds;
-	int32	   *limits;			/* semaphores: limit read from sync_limit */
+	SyncLimitValue *limits;		/* semaphores: what sync_limit says */
 	bool		have_limits;	/* limits[] were read (at generation) */
 	Oid			limit_relid;	/* sync_limit table of this database */
 	SyncLockTag *tags;
@@ -54,4 +55,16 @@ extern int	sync_bind_request(AcquireRequest *req, int32 priority,
 							  SyncScope scope, SyncEntry **first, int *failed);
 extern void sync_unbind_request(AcquireRequest *req);
 extern void sync_report_bind_error(AcquireRequest *req, int error, int failed);
+/* A queue at its cap that refused a request (sync_refuse_over_cap()). */
+typedef struct SyncQueueFull
+{
+	char	   *lock_name;
+	int32		nwaiting;		/* its queue, without the request */
+	int32		max_waiters;
+	char	   *row;			/* the sync_limit row that sets the cap */
+} SyncQueueFull;
+
+extern bool sync_refuse_over_cap(AcquireRequest *req, SyncEntry *first,
+								 SyncQueueFull *full);
+extern void sync_report_queue_full(const SyncQueueFull *full);
 #endif							/* SYNC_REQUEST_H */

@@ -13,6 +13,8 @@
 
 #include "datatype/timestamp.h"
 
+#include "sem_limits.h"
+
 /* A row of sync_state, as read or written. */
 typedef struct SyncStateRow
 {
@@ -31,7 +33,8 @@ typedef struct SyncStateRow
 	int64		seq;
 	int32		admit_limit;	/* -1: none */
 	bool		claim;			/* granted only when its writer claims it */
-	int32		limit;			/* read: semaphore's sizelimit, -1 if none */
+	SyncLimitValue limit;		/* read: what sync_limit says of the
+								 * semaphore (limit -1: nothing) */
 } SyncStateRow;
 
 /* A row of sync_controller. */

@@ -14,12 +14,23 @@
  * locks before it creates a lock from them (holds.c, holders.c), so a limit read
  * before a concurrent change can never be installed after it.
  *
+ * The row that applies to semaphore "sem/<namespace>/<key>" is its own row
+ * "<namespace>/<key>", else the longest *pattern* row "<prefix>/\*" (a name
+ * ending in "/\*") whose prefix the key starts with: "exports/\*" is the
+ * default limit of every "sem/exports/..." without a row of its own,
+ * "exports/eu/\*" of those under "exports/eu/" (and beats "exports/\*"
+ * there).  A lock remembers which row it took (pattern_len), for the
+ * sync_locks view and error messages.  Besides sizelimit, a row carries
+ * max_waiters, the longest the semaphore's queue may be.
+ *
  * Limits are read as committed: a change takes effect when its transaction
  * commits, for everyone, the changing transaction included, so the lock
  * table never holds a limit that could still roll back.
  *
  * Changes are collected by a row trigger (and a TRUNCATE trigger) on
- * sync_limit (triggers.c, which calls sync_limits_changed()).  Just before commit the changed rows are read again with a
+ * sync_limit (triggers.c, which calls sync_limits_changed()); a changed
+ * pattern row may concern any semaphore, so it counts as a change of every
+ * row, as a TRUNCATE does.  Just before commit the changed rows are read again with a
  * fresh snapshot, which sees exactly what this transaction leaves behind
  * (rolled-back savepoints included); at commit those values are installed
  * and every raised limit immediately grants waiters.  An aborted transaction
@@ -39,6 +50,7 @@
 #include "catalog/pg_type_d.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
 #include "utils/lsyscache.h"
@@ -51,15 +63,20 @@
 #include "tables.h"
 #include "wait_queue.h"
 
-#define LIMIT_UNDEFINED		(-1)
+#define LIMIT_UNDEFINED		SYNC_LIMIT_UNDEFINED
 
 /* Changed rows past which pre-commit reads the whole table instead. */
 #define LIMIT_BULK_CHANGE	1000
 
+/*
+ * A row of sync_limit, by name: pattern rows (sync_limit_patterns()), the
+ * whole table (pre-commit after a TRUNCATE or a pattern change), or the
+ * value that applies to each changed row's semaphore (other pre-commits).
+ */
 typedef struct LimitEntry
 {
 	char		name[SYNC_NAME_BUFLEN]; /* "<namespace>/<key>", hash key */
-	int32		limit;			/* LIMIT_UNDEFINED: no row */
+	SyncLimitValue value;
 } LimitEntry;
 
 /* Prepared lookup, for the sync_limit table it was built for. */
@@ -84,19 +101,104 @@ sync_limit_hash_create(const char *name, MemoryContext cxt, long size)
 	return hash_create(name, size, &ctl, HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
 }
 
-/* Build (once per table) the plan that reads one limit. */
+/* Is this sync_limit name a pattern ("<prefix>/\*")? */
+static bool
+sync_limit_is_pattern(const char *name)
+{
+	size_t		len = strlen(name);
+
+	return len >= 2 && name[len - 2] == '/' && name[len - 1] == '*';
+}
+
+/*
+ * The columns every query here reads: name, sizelimit, max_waiters (NULL
+ * when the table has no such column yet: a 1.4 schema, before ALTER
+ * EXTENSION syncwf UPDATE), from table relid.
+ */
+static char *
+sync_limit_select(Oid relid)
+{
+	return psprintf("SELECT name, sizelimit, %s FROM %s",
+					get_attnum(relid, "max_waiters") != InvalidAttrNumber ?
+					"max_waiters" : "NULL::pg_catalog.int4",
+					quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
+											   get_rel_name(relid)));
+}
+
+/* Read the value of row 'i' of the last SPI result of sync_limit_select(). */
+static char *
+sync_limit_row(uint64 i, SyncLimitValue *value)
+{
+	HeapTuple	tup = SPI_tuptable->vals[i];
+	TupleDesc	desc = SPI_tuptable->tupdesc;
+	bool		isnull;
+	Datum		d;
+
+	d = SPI_getbinval(tup, desc, 2, &isnull);
+	value->limit = isnull ? LIMIT_UNDEFINED : DatumGetInt32(d);
+	d = SPI_getbinval(tup, desc, 3, &isnull);
+	value->max_waiters = isnull ? -1 : DatumGetInt32(d);
+	value->pattern_len = 0;
+	return SPI_getvalue(tup, desc, 1);
+}
+
+/*
+ * The names of the rows that may apply to 'key', most specific first: the
+ * key itself, then "<prefix>/\*" for each of its prefixes ending in '/',
+ * longest first.
+ */
+static Datum
+sync_limit_candidates(const char *key)
+{
+	Datum		names[SYNC_NAME_BUFLEN];
+	int			n = 0;
+	size_t		len = strlen(key);
+
+	names[n++] = CStringGetTextDatum(key);
+	for (size_t i = len; i-- > 0;)
+		if (key[i] == '/')
+		{
+			char	   *pattern = palloc(i + 3);
+
+			memcpy(pattern, key, i + 1);
+			pattern[i + 1] = '*';
+			pattern[i + 2] = '\0';
+			names[n++] = CStringGetTextDatum(pattern);
+		}
+	return PointerGetDatum(construct_array(names, n, TEXTOID, -1, false, TYPALIGN_INT));
+}
+
+/*
+ * Of the rows named 'name' found for 'key', keep the one that applies: the
+ * key's own row, else the longest pattern.  value->limit is LIMIT_UNDEFINED
+ * until a row is kept.
+ */
+static void
+sync_limit_prefer(const char *key, const char *name, const SyncLimitValue *row,
+				  SyncLimitValue *value)
+{
+	bool		exact = (strcmp(name, key) == 0);
+	int16		pattern_len = exact ? 0 : (int16) (strlen(name) - 1);
+
+	if (value->limit != LIMIT_UNDEFINED &&
+		(value->pattern_len == 0 || (!exact && value->pattern_len >= pattern_len)))
+		return;					/* what we have is at least as specific */
+	*value = *row;
+	value->pattern_len = pattern_len;
+}
+
+/* Build (once per table) the plan that reads the rows that may apply. */
 static SPIPlanPtr
 sync_lookup_plan(Oid relid)
 {
 	if (lookup_plan == NULL || lookup_plan_relid != relid)
 	{
 		char	   *query;
-		Oid			argtypes[1] = {TEXTOID};
+		Oid			argtypes[1] = {TEXTARRAYOID};
 		SPIPlanPtr	plan;
 
-		query = psprintf("SELECT sizelimit FROM %s WHERE name OPERATOR(pg_catalog.=) $1",
-						 quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
-													get_rel_name(relid)));
+		query = psprintf("%s WHERE name OPERATOR(pg_catalog.=) ANY ($1)",
+						 sync_limit_select(relid));
 		plan = SPI_prepare(query, 1, argtypes);
 		if (plan == NULL)
 			elog(ERROR, "SPI_prepare failed for \"%s\": %s",
@@ -112,8 +214,9 @@ sync_lookup_plan(Oid relid)
 }
 
 /*
- * Read one row of sync_limit.  Caller is connected to SPI.  Returns
- * LIMIT_UNDEFINED for no row.
+ * Read what sync_limit says of the semaphore of key 'key' (its own row or
+ * a pattern).  Caller is connected to SPI.  value->limit is LIMIT_UNDEFINED
+ * when no row applies.
  *
  * committed_only: what the lock table may hold -- the committed row, never
  * a change of this transaction that could still roll back.  The latest
@@ -125,76 +228,182 @@ sync_lookup_plan(Oid relid)
  *
  * Otherwise: the table as this transaction leaves it (pre-commit).
  */
-static int32
-sync_limit_read(Oid relid, const char *limit_name, bool committed_only)
+static void
+sync_limit_read(Oid relid, const char *key, bool committed_only,
+				SyncLimitValue *value)
 {
 	Datum		values[1];
 	int			rc;
-	int32		limit = LIMIT_UNDEFINED;
 	Snapshot	snapshot = RegisterSnapshot(GetLatestSnapshot());
 	int			nestlevel = sync_search_path_restrict();
 
 	if (committed_only)
 		snapshot->curcid = FirstCommandId;
 
-	values[0] = CStringGetTextDatum(limit_name);
+	values[0] = sync_limit_candidates(key);
 	rc = SPI_execute_snapshot(sync_lookup_plan(relid), values, NULL,
 							  snapshot, InvalidSnapshot,
-							  true, false, 1);
+							  true, false, 0);
 	UnregisterSnapshot(snapshot);
 	sync_search_path_restore(nestlevel);
 	if (rc != SPI_OK_SELECT)
 		elog(ERROR, "could not read sync_limit: %s", SPI_result_code_string(rc));
-	if (SPI_processed > 0)
+	value->limit = LIMIT_UNDEFINED;
+	value->max_waiters = -1;
+	value->pattern_len = 0;
+	for (uint64 i = 0; i < SPI_processed; i++)
 	{
-		bool		isnull;
-		Datum		d = SPI_getbinval(SPI_tuptable->vals[0],
-									  SPI_tuptable->tupdesc, 1, &isnull);
+		SyncLimitValue row;
+		char	   *name = sync_limit_row(i, &row);
 
-		if (!isnull)
-			limit = DatumGetInt32(d);
+		if (row.limit != LIMIT_UNDEFINED)
+			sync_limit_prefer(key, name, &row, value);
 	}
-	return limit;
 }
 
 /*
- * The committed limit of semaphore lock_name ("sem/<namespace>/<key>") from
- * the sync_limit table relid, LIMIT_UNDEFINED (-1) when it has no committed
- * row; sync_limit_lookup() raises 42704 instead.  A change this transaction
- * made is not seen: limits take effect at commit, for the changing
- * transaction too.
+ * What the committed sync_limit table relid says of semaphore lock_name
+ * ("sem/<namespace>/<key>"): value->limit is LIMIT_UNDEFINED (-1) when no
+ * committed row applies; sync_limit_lookup() raises 42704 instead.  A
+ * change this transaction made is not seen: limits take effect at commit,
+ * for the changing transaction too.
  */
-int32
-sync_limit_lookup_optional(const char *lock_name, Oid relid)
+void
+sync_limit_lookup_optional(const char *lock_name, Oid relid, SyncLimitValue *value)
 {
-	int32		limit;
-
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	limit = sync_limit_read(relid, lock_name + 4, true);
+	sync_limit_read(relid, lock_name + 4, true, value);
 	SPI_finish();
-	return limit;
 }
 
-int32
-sync_limit_lookup(const char *lock_name, Oid relid)
+void
+sync_limit_lookup(const char *lock_name, Oid relid, SyncLimitValue *value)
 {
 	const char *limit_name = lock_name + 4;
-	int32		limit;
 
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	limit = sync_limit_read(relid, limit_name, true);
-	SPI_finish();
-
-	if (limit == LIMIT_UNDEFINED)
+	sync_limit_lookup_optional(lock_name, relid, value);
+	if (value->limit == LIMIT_UNDEFINED)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("semaphore \"%s\" has no limit", lock_name),
-				 errdetail("The table sync_limit has no row named \"%s\".", limit_name),
+				 errdetail("The table sync_limit has no row named \"%s\", and no pattern row such as \"%.*s*\" covers it.",
+						   limit_name, (int) (strchr(limit_name, '/') - limit_name + 1), limit_name),
 				 errhint("Insert one, for example: INSERT INTO sync_limit (name, sizelimit) VALUES ('%s', 1);",
 						 limit_name)));
-	return limit;
+}
+
+/*
+ * Every committed pattern row of sync_limit table relid, by name, in a hash
+ * table of the current memory context, for sync_limit_match(): for callers
+ * that resolve many semaphores at once (keyed holds loaded from sync_state).
+ */
+HTAB *
+sync_limit_patterns(Oid relid)
+{
+	HTAB	   *rows = sync_limit_hash_create("syncwf limit patterns",
+											  CurrentMemoryContext, 16);
+	Snapshot	snapshot;
+	char	   *query;
+	int			rc;
+	int			nestlevel;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	nestlevel = sync_search_path_restrict();
+	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	snapshot->curcid = FirstCommandId;	/* committed only: sync_limit_read() */
+	query = psprintf("%s WHERE name OPERATOR(pg_catalog.~~) '%%/*'",
+					 sync_limit_select(relid));
+	rc = SPI_execute_snapshot(SPI_prepare(query, 0, NULL), NULL, NULL, snapshot,
+							  InvalidSnapshot, true, false, 0);
+	UnregisterSnapshot(snapshot);
+	sync_search_path_restore(nestlevel);
+	if (rc != SPI_OK_SELECT)
+		elog(ERROR, "could not read sync_limit: %s", SPI_result_code_string(rc));
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		SyncLimitValue row;
+		char	   *name = sync_limit_row(i, &row);
+		LimitEntry *entry;
+
+		if (!sync_limit_is_pattern(name) || row.limit == LIMIT_UNDEFINED)
+			continue;
+		entry = hash_search(rows, name, HASH_ENTER, NULL);
+		entry->value = row;
+	}
+	SPI_finish();
+	return rows;
+}
+
+/*
+ * What the rows in 'rows' (by name) say of the semaphore of key 'key': its
+ * own row if 'rows' has it, else the longest pattern.  value->limit is
+ * LIMIT_UNDEFINED when none applies.
+ */
+void
+sync_limit_match(HTAB *rows, const char *key, SyncLimitValue *value)
+{
+	char		pattern[SYNC_NAME_BUFLEN + 1];
+	LimitEntry *entry;
+	size_t		len = strlen(key);
+
+	value->limit = LIMIT_UNDEFINED;
+	value->max_waiters = -1;
+	value->pattern_len = 0;
+	entry = hash_search(rows, key, HASH_FIND, NULL);
+	if (entry != NULL && entry->value.limit != LIMIT_UNDEFINED)
+	{
+		*value = entry->value;
+		value->pattern_len = 0;
+		return;
+	}
+	for (size_t i = len; i-- > 0;)
+	{
+		if (key[i] != '/' || i + 2 >= SYNC_NAME_BUFLEN)
+			continue;
+		memcpy(pattern, key, i + 1);
+		pattern[i + 1] = '*';
+		pattern[i + 2] = '\0';
+		entry = hash_search(rows, pattern, HASH_FIND, NULL);
+		if (entry != NULL && entry->value.limit != LIMIT_UNDEFINED)
+		{
+			*value = entry->value;
+			value->pattern_len = (int16) (i + 1);
+			return;
+		}
+	}
+}
+
+/*
+ * Give 'lock' (a semaphore being created) what sync_limit says of it.
+ * Caller holds its partition exclusively.
+ */
+void
+sync_limit_set(SyncLock *lock, const SyncLimitValue *value)
+{
+	Assert(sync_partition_held(lock->hashcode, true));
+	lock->limit = value->limit;
+	lock->max_waiters = value->max_waiters;
+	lock->pattern_len = value->pattern_len;
+}
+
+/*
+ * The name of the sync_limit row that applies to semaphore 'lock', palloc'd
+ * (NULL for a mutex, or a launch plan's semaphore without a row).  Caller
+ * holds its partition.
+ */
+char *
+sync_limit_row_name(const SyncLock *lock)
+{
+	const char *key = lock->tag.name + 4;
+
+	if (lock->kind != SYNC_KIND_SEMAPHORE || !lock->limit_defined ||
+		lock->limit == PG_INT32_MAX)
+		return NULL;
+	if (lock->pattern_len == 0)
+		return pstrdup(key);
+	return psprintf("%.*s*", (int) lock->pattern_len, key);
 }
 
 /*
@@ -207,7 +416,7 @@ sync_limits_changed(Oid relid, const char *name)
 	MemoryContext oldcxt;
 
 	pending_relid = relid;
-	if (name == NULL)
+	if (name == NULL || sync_limit_is_pattern(name))
 	{
 		pending_all = true;
 		return;
@@ -254,9 +463,7 @@ sync_limits_precommit(void)
 
 	if (pending_all)
 	{
-		char	   *query = psprintf("SELECT name, sizelimit FROM %s",
-									 quote_qualified_identifier(get_namespace_name(get_rel_namespace(pending_relid)),
-																get_rel_name(pending_relid)));
+		char	   *query = sync_limit_select(pending_relid);
 		int			rc;
 		int			nestlevel = sync_search_path_restrict();
 
@@ -268,12 +475,11 @@ sync_limits_precommit(void)
 			elog(ERROR, "could not read sync_limit: %s", SPI_result_code_string(rc));
 		for (uint64 i = 0; i < SPI_processed; i++)
 		{
-			char	   *name = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
-			bool		isnull;
-			Datum		limit = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2, &isnull);
+			SyncLimitValue row;
+			char	   *name = sync_limit_row(i, &row);
 			LimitEntry *entry = hash_search(pending_values, name, HASH_ENTER, NULL);
 
-			entry->limit = isnull ? LIMIT_UNDEFINED : DatumGetInt32(limit);
+			entry->value = row;
 		}
 	}
 	else
@@ -285,7 +491,7 @@ sync_limits_precommit(void)
 			LimitEntry *entry = hash_search(pending_values, name, HASH_ENTER, &found);
 
 			if (!found)
-				entry->limit = sync_limit_read(pending_relid, name, false);
+				sync_limit_read(pending_relid, name, false, &entry->value);
 		}
 	}
 	SPI_finish();
@@ -296,12 +502,19 @@ sync_limits_precommit(void)
  * table.  Caller holds its partition exclusively.
  */
 static void
-sync_limit_apply(SyncLock *lock, int32 limit)
+sync_limit_apply(SyncLock *lock, const SyncLimitValue *given)
 {
+	SyncLimitValue value = *given;
+
 	Assert(sync_partition_held(lock->hashcode, true));
-	if (limit == LIMIT_UNDEFINED && sync_lock_is_launch_plan(lock->tag.name))
-		limit = PG_INT32_MAX;	/* no overall limit: only the versions' */
-	if (limit == LIMIT_UNDEFINED)
+	if (value.limit == LIMIT_UNDEFINED && sync_lock_is_launch_plan(lock->tag.name))
+	{
+		/* no overall limit: only the versions' */
+		value.limit = PG_INT32_MAX;
+		value.max_waiters = -1;
+		value.pattern_len = 0;
+	}
+	if (value.limit == LIMIT_UNDEFINED)
 	{
 		if (lock->cached)
 		{
@@ -313,10 +526,13 @@ sync_limit_apply(SyncLock *lock, int32 limit)
 		lock->limit_defined = false;
 		return;
 	}
-	lock->limit = limit;
+	sync_limit_set(lock, &value);
 	lock->limit_relid = pending_relid;
 	lock->limit_defined = true;
-	/* a raised limit grants at once; a lowered one preempts nobody */
+	/*
+	 * A raised limit grants at once; a lowered one preempts nobody, and a
+	 * lowered max_waiters leaves the queue as it is (it refuses newcomers).
+	 */
 	sync_grant_waiters(lock);
 }
 
@@ -347,13 +563,13 @@ sync_limits_at_commit(void)
 		hash_seq_init(&status, sync_lock_hash());
 		while ((lock = hash_seq_search(&status)) != NULL)
 		{
-			LimitEntry *value;
+			SyncLimitValue value;
 
 			if (lock->tag.dbid != MyDatabaseId || lock->kind != SYNC_KIND_SEMAPHORE)
 				continue;
 			/* (removing the entry just returned is allowed during a scan) */
-			value = hash_search(pending_values, lock->tag.name + 4, HASH_FIND, NULL);
-			sync_limit_apply(lock, value ? value->limit : LIMIT_UNDEFINED);
+			sync_limit_match(pending_values, lock->tag.name + 4, &value);
+			sync_limit_apply(lock, &value);
 		}
 		sync_unlock_partitions(all);
 	}
@@ -377,7 +593,7 @@ sync_limits_at_commit(void)
 			LWLockAcquire(partition, LW_EXCLUSIVE);
 			lock = sync_lock_lookup(&tag, hashcode);
 			if (lock != NULL)
-				sync_limit_apply(lock, value->limit);
+				sync_limit_apply(lock, &value->value);
 			LWLockRelease(partition);
 		}
 	}

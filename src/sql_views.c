@@ -38,10 +38,15 @@ sync_lock_status(PG_FUNCTION_ARGS)
 	sync_enter(SYNC_ENTER_LOADED, NULL);
 	InitMaterializedSRF(fcinfo, 0);
 	nrows = sync_status_locks(&rows);
+	/*
+	 * (Columns past the fifth are filled only if the SQL function has them:
+	 * with the 1.4 definition, before ALTER EXTENSION syncwf UPDATE, it has
+	 * five.)
+	 */
 	for (int i = 0; i < nrows; i++)
 	{
-		Datum		values[5];
-		bool		nulls[5] = {false};
+		Datum		values[7];
+		bool		nulls[7] = {false};
 
 		values[0] = CStringGetTextDatum(rows[i].name);
 		values[1] = CStringGetTextDatum(rows[i].kind == SYNC_KIND_MUTEX ? "mutex" : "semaphore");
@@ -49,6 +54,11 @@ sync_lock_status(PG_FUNCTION_ARGS)
 		nulls[2] = (rows[i].limit < 0);
 		values[3] = Int32GetDatum(rows[i].nheld);
 		values[4] = Int32GetDatum(rows[i].nwaiting);
+		values[5] = rows[i].limit_row ? CStringGetTextDatum(rows[i].limit_row) : (Datum) 0;
+		nulls[5] = (rows[i].limit_row == NULL);
+		values[6] = Int32GetDatum(rows[i].max_waiters);
+		nulls[6] = (rows[i].max_waiters < 0);
+		Assert(rsinfo->setDesc->natts <= lengthof(values));
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;

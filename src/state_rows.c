@@ -410,6 +410,8 @@ sync_state_read_all(List **controllers)
 	int			rc;
 	int			nestlevel;
 	MemoryContext cxt = CurrentMemoryContext;
+	HTAB	   *patterns = NULL;
+	ListCell   *lc;
 
 	const SyncTables *t = sync_tables(false);
 
@@ -430,11 +432,13 @@ sync_state_read_all(List **controllers)
 
 	sql = psprintf("SELECT s.name, s.workflowkey, s.controller, s.held, s.priority, s.time, "
 				   "s.token, s.granted_at, s.lease, s.lease_expires, s.owner::pg_catalog.oid, "
-				   "s.request_id, s.seq, l.sizelimit, s.admit_limit, %s "
+				   "s.request_id, s.seq, l.sizelimit, s.admit_limit, %s, %s "
 				   "FROM %s s LEFT JOIN %s l ON l.name OPERATOR(pg_catalog.=) "
 				   "pg_catalog.substr(s.name, 5) AND s.name OPERATOR(pg_catalog.~~) 'sem/%%' "
 				   "ORDER BY s.held DESC, s.priority DESC, s.time, s.seq",
 				   get_attnum(t->state, "claim") != InvalidAttrNumber ? "s.claim" : "false",
+				   get_attnum(t->limit, "max_waiters") != InvalidAttrNumber ?
+				   "l.max_waiters" : "NULL::pg_catalog.int4",
 				   state, limits);
 	rc = SPI_execute_snapshot(SPI_prepare(sql, 0, NULL), NULL, NULL, snapshot,
 							  InvalidSnapshot, true, false, 0);
@@ -467,12 +471,27 @@ sync_state_read_all(List **controllers)
 		row->request_id = DatumGetInt64(SPI_getbinval(tup, desc, 12, &isnull));
 		row->seq = DatumGetInt64(SPI_getbinval(tup, desc, 13, &isnull));
 		d = SPI_getbinval(tup, desc, 14, &isnull);
-		row->limit = isnull ? -1 : DatumGetInt32(d);
+		row->limit.limit = isnull ? -1 : DatumGetInt32(d);
 		d = SPI_getbinval(tup, desc, 15, &isnull);
 		row->admit_limit = isnull ? -1 : DatumGetInt32(d);
 		row->claim = DatumGetBool(SPI_getbinval(tup, desc, 16, &isnull));
+		d = SPI_getbinval(tup, desc, 17, &isnull);
+		row->limit.max_waiters = isnull ? -1 : DatumGetInt32(d);
+		row->limit.pattern_len = 0;
 		rows = lappend(rows, row);
 		MemoryContextSwitchTo(old);
+	}
+
+	/* semaphores without a row of their own: the pattern rows, read once */
+	foreach(lc, rows)
+	{
+		SyncStateRow *row = (SyncStateRow *) lfirst(lc);
+
+		if (row->limit.limit >= 0 || strncmp(row->name, "sem/", 4) != 0)
+			continue;
+		if (patterns == NULL)
+			patterns = sync_limit_patterns(t->limit);
+		sync_limit_match(patterns, row->name + 4, &row->limit);
 	}
 
 	sql = psprintf("SELECT controller, time FROM %s", ctl);

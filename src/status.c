@@ -21,6 +21,7 @@
 #include "controllers.h"
 #include "guc.h"
 #include "holders.h"
+#include "sem_limits.h"
 #include "status.h"
 #include "wait_queue.h"
 
@@ -92,6 +93,8 @@ sync_status_locks(LockRow **rows_out)
 			sync_lock_slots(lock) : -1;
 		row->nheld = lock->nheld;
 		row->nwaiting = lock->nwaiting + lock->ndormant;
+		row->limit_row = sync_limit_row_name(lock);
+		row->max_waiters = (row->limit_row != NULL) ? lock->max_waiters : -1;
 	}
 	sync_unlock_partitions(all);
 	*rows_out = rows;

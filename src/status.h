@@ -18,6 +18,8 @@ typedef struct LockRow
 	int32		limit;
 	int32		nheld;
 	int32		nwaiting;
+	char	   *limit_row;		/* sync_limit row that applies, or NULL */
+	int32		max_waiters;	/* -1: no cap */
 } LockRow;
 
 typedef struct EntryRow

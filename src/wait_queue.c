@@ -167,6 +167,59 @@ sync_dormant_insert(SyncLock *lock, SyncEntry *entry)
 	sync_ordered_insert(&lock->dormant, entry);
 }
 
+/*
+ * The first entry of the request 'first' whose lock's queue (waiters and
+ * entries of inactive controllers) would be longer than the lock's
+ * max_waiters with the request in it, or NULL.  'queued': the request's
+ * entries are in their queues already.  Caller holds their partitions.
+ */
+SyncEntry *
+sync_queue_over_cap(SyncEntry *first, bool queued)
+{
+	SyncEntry  *e = first;
+
+	do
+	{
+		SyncLock   *lock = e->lock;
+
+		Assert(sync_partition_held(lock->hashcode, false));
+		if (lock->max_waiters >= 0 &&
+			lock->nwaiting + lock->ndormant + (queued ? 0 : 1) > lock->max_waiters)
+			return e;
+		e = e->next_in_request;
+	} while (e != first);
+	return NULL;
+}
+
+/*
+ * Take the entries of a request that were just queued, and never granted,
+ * out of their queues again: as if they had never been queued, so no
+ * grant pass is due.  Caller holds their partitions exclusively, as it has
+ * since it queued them.
+ */
+void
+sync_queue_unlink(SyncEntry *first)
+{
+	SyncEntry  *e = first;
+
+	do
+	{
+		SyncLock   *lock = e->lock;
+
+		Assert(sync_partition_held(lock->hashcode, true));
+		if (e->state == SYNC_ENTRY_PENDING)
+			lock->nwaiting--;
+		else
+		{
+			Assert(e->state == SYNC_ENTRY_DORMANT);
+			lock->ndormant--;
+		}
+		dlist_delete_thoroughly(&e->lock_link);
+		e->state = SYNC_ENTRY_FREE;
+		e = e->next_in_request;
+	} while (e != first);
+}
+
 /* The first waiter of a lock that is not reserved, or NULL. */
 static SyncEntry *
 sync_queue_front(SyncLock *lock)

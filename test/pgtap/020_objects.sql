@@ -3,19 +3,23 @@
 -- checks accept and refuse), the monitoring views and their column types,
 -- and the syncwf_admin role.
 BEGIN;
-SELECT plan(60);
+SELECT plan(70);
 
 -- sync_limit ---------------------------------------------------------------
 SELECT has_table('sync_limit', 'table sync_limit exists');
-SELECT columns_are('sync_limit', ARRAY['name', 'sizelimit'],
-                   'sync_limit has exactly the columns name, sizelimit');
+SELECT columns_are('sync_limit', ARRAY['name', 'sizelimit', 'max_waiters'],
+                   'sync_limit has exactly the columns name, sizelimit, max_waiters');
 SELECT is(
     (SELECT array_agg(attname::text ORDER BY attnum) FROM pg_catalog.pg_attribute
       WHERE attrelid = 'sync_limit'::regclass AND attnum > 0 AND NOT attisdropped),
-    ARRAY['name', 'sizelimit'],
-    'sync_limit columns are in the order name, sizelimit');
+    ARRAY['name', 'sizelimit', 'max_waiters'],
+    'sync_limit columns are in the order name, sizelimit, max_waiters (Argo''s two first)');
 SELECT col_type_is('sync_limit', 'name', 'text', 'sync_limit.name is text');
 SELECT col_type_is('sync_limit', 'sizelimit', 'integer', 'sync_limit.sizelimit is integer');
+SELECT col_type_is('sync_limit', 'max_waiters', 'integer', 'sync_limit.max_waiters is integer');
+SELECT col_is_null('sync_limit', 'max_waiters', 'sync_limit.max_waiters is nullable');
+SELECT col_hasnt_default('sync_limit', 'max_waiters', 'sync_limit.max_waiters has no default');
+SELECT col_has_check('sync_limit', 'max_waiters', 'sync_limit.max_waiters has a CHECK constraint');
 SELECT has_pk('sync_limit', 'sync_limit has a primary key');
 SELECT col_is_pk('sync_limit', 'name', 'sync_limit primary key is (name)');
 SELECT col_not_null('sync_limit', 'name', 'sync_limit.name is NOT NULL');
@@ -25,7 +29,7 @@ SELECT col_has_check('sync_limit', 'name', 'sync_limit.name has a CHECK constrai
 SELECT col_has_check('sync_limit', 'sizelimit', 'sync_limit.sizelimit has a CHECK constraint');
 SELECT is((SELECT count(*)::int FROM pg_catalog.pg_constraint
             WHERE conrelid = 'sync_limit'::regclass AND contype = 'c'),
-          2, 'sync_limit has two CHECK constraints');
+          3, 'sync_limit has three CHECK constraints');
 
 -- What the constraints mean.  The triggers only record the change; the
 -- final ROLLBACK discards it.
@@ -53,6 +57,14 @@ SELECT throws_ok($$INSERT INTO sync_limit VALUES (NULL, 1)$$,
                  '23502', NULL, 'a NULL name violates NOT NULL (23502)');
 SELECT throws_ok($$INSERT INTO sync_limit VALUES ('tap_obj/k', 3)$$,
                  '23505', NULL, 'a duplicate name violates the primary key (23505)');
+SELECT lives_ok($$INSERT INTO sync_limit VALUES ('tap_obj/*', 2, 0)$$,
+                'a pattern row with a cap of 0 is accepted');
+SELECT throws_ok($$INSERT INTO sync_limit VALUES ('tap_obj/negcap', 1, -1)$$,
+                 '23514', NULL, 'a negative max_waiters violates the CHECK (23514)');
+SELECT throws_ok($$INSERT INTO sync_limit VALUES ('/*', 1)$$,
+                 '23514', NULL, 'a pattern with an empty prefix violates the CHECK (23514)');
+SELECT throws_ok($$INSERT INTO sync_limit VALUES ('*', 1)$$,
+                 '23514', NULL, 'a pattern without a namespace violates the CHECK (23514)');
 
 -- Views --------------------------------------------------------------------
 SELECT has_view('sync_locks', 'view sync_locks exists');
@@ -62,8 +74,10 @@ SELECT has_view('sync_waiters', 'view sync_waiters exists');
 SELECT is(
     (SELECT array_agg(attname::text ORDER BY attnum) FROM pg_catalog.pg_attribute
       WHERE attrelid = 'sync_locks'::regclass AND attnum > 0 AND NOT attisdropped),
-    ARRAY['lock_name', 'kind', 'sizelimit', 'holders', 'waiters'],
-    'sync_locks columns are (lock_name, kind, sizelimit, holders, waiters)');
+    ARRAY['lock_name', 'kind', 'sizelimit', 'holders', 'waiters', 'limit_row', 'max_waiters'],
+    'sync_locks columns are (lock_name, kind, sizelimit, holders, waiters, limit_row, max_waiters)');
+SELECT col_type_is('sync_locks', 'limit_row', 'text', 'sync_locks.limit_row is text');
+SELECT col_type_is('sync_locks', 'max_waiters', 'integer', 'sync_locks.max_waiters is integer');
 SELECT is(
     (SELECT array_agg(attname::text ORDER BY attnum) FROM pg_catalog.pg_attribute
       WHERE attrelid = 'sync_holders'::regclass AND attnum > 0 AND NOT attisdropped),

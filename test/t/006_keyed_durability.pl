@@ -326,6 +326,43 @@ $node->safe_psql('postgres', "CREATE EXTENSION syncwf;\n" . $helpers . q{
 	$node->reload;
 }
 
+# --- (b2) a restart with limits from a pattern row and a queue cap -------------------
+# Loading keyed holds after a restart gives each semaphore the limit of its
+# own row, or else of the longest pattern row, and the row's max_waiters:
+# the same as before the restart, and a full queue still refuses.
+{
+	$node->safe_psql('postgres', q{
+		INSERT INTO sync_limit VALUES ('dp/*', 9, NULL), ('dp/x/*', 2, 1), ('dp/x/own', 1, NULL);
+		SELECT sync_request('sem/dp/x/a', 'dp/h1');
+		SELECT sync_request('sem/dp/x/a', 'dp/h2');
+		SELECT sync_request('sem/dp/x/a', 'dp/h3');
+		SELECT sync_request('sem/dp/x/own', 'dp/h1');
+		SELECT sync_request('sem/dp/y', 'dp/h1');
+	});
+	my $locks = q{
+		SELECT string_agg(lock_name || ' ' || sizelimit || ' ' || holders || ' ' || waiters || ' '
+		                  || limit_row || ' ' || coalesce(max_waiters::text, '-'), ', ' ORDER BY lock_name)
+		  FROM sync_locks WHERE lock_name LIKE 'sem/dp/%'};
+	my $before = $node->safe_psql('postgres', $locks);
+	is($before, 'sem/dp/x/a 2 2 1 dp/x/* 1, sem/dp/x/own 1 1 0 dp/x/own -, sem/dp/y 9 1 0 dp/* -',
+		'pattern restart: limits, rows and caps before');
+	$node->restart;
+	is($node->safe_psql('postgres', "SELECT sync_is_held('sem/dp/x/a', 'dp/h1')"), 't',
+		'pattern restart: the holds are loaded');
+	is($node->safe_psql('postgres', $locks), $before,
+		'pattern restart: the same limits, rows and caps after');
+	my ($rc, $out, $err) = $node->psql('postgres',
+		"SELECT sync_request('sem/dp/x/a', 'dp/h4')");
+	like($err, qr/ERROR:  the queue of syncwf lock "sem\/dp\/x\/a" is full/,
+		'pattern restart: the full queue still refuses a newcomer (53400)');
+	$node->safe_psql('postgres', q{
+		SELECT sync_release_holder(h) FROM unnest(ARRAY['dp/h3', 'dp/h2', 'dp/h1']) h;
+		DELETE FROM sync_limit WHERE name LIKE 'dp/%';
+	});
+	is($node->safe_psql('postgres', "SELECT count(*) FROM sync_state WHERE workflowkey LIKE 'dp/%'"),
+		'0', 'pattern restart: cleaned up');
+}
+
 # --- (b') a restart before a hand-off is written -----------------------------------
 # A grant to a pending entry lives in memory until the worker (or
 # sync_reconcile) writes it.  With the worker off (pg_cron mode) that can

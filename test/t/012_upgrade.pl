@@ -424,7 +424,7 @@ my @changes = (
 	  qr/^\+ column sync_launch_event\.reason: .*type character varying\(100\),/m ],
 	[ 'an added column',
 	  'ALTER TABLE sync_limit ADD COLUMN note text',
-	  qr/^\+ column sync_limit\.note: position 3,/m ],
+	  qr/^\+ column sync_limit\.note: position 4,/m ],
 	[ 'a table\'s ACL',
 	  'GRANT INSERT ON sync_limit TO PUBLIC',
 	  qr/^\+ relation sync_limit: .*acl .*=ar\//m ],
@@ -445,7 +445,7 @@ my @changes = (
 	  qr/^\+ trigger sync_state_deleted on sync_state: .*enabled D$/m ],
 	[ 'a view definition',
 	  q{CREATE OR REPLACE VIEW sync_locks AS
-	    SELECT lock_name, kind, sizelimit, holders, waiters FROM sync_lock_status() WHERE holders > 0},
+	    SELECT lock_name, kind, sizelimit, holders, waiters, limit_row, max_waiters FROM sync_lock_status() WHERE holders > 0},
 	  qr/^\+ view sync_locks: .*holders > 0/m ],
 	[ 'a sequence',
 	  'ALTER SEQUENCE sync_launch_event_event_id_seq INCREMENT BY 2',
