@@ -79,6 +79,7 @@ typedef struct SyncLock
 	bool		cached;			/* idle, kept for its limit (on the idle list) */
 	int32		limit;			/* slots: 1 for a mutex, sizelimit otherwise */
 	Oid			limit_relid;	/* semaphore: sync_limit table it came from */
+	int32		max_waiters;	/* semaphore: queue cap, or -1 for none */
 	dlist_node	list_link;		/* in its partition's SyncShmem.live_locks
 								 * while not cached; detached when cached */
 	dlist_node	idle_link;		/* in its partition's idle_locks from the
@@ -88,7 +89,6 @@ typedef struct SyncLock
 	bool		referenced;		/* cached again since the walk last saw it */
 	int16		pattern_len;	/* semaphore: its limit comes from a pattern
 								 * row (sem_limits.c: SyncLimitValue), or 0 */
-	int32		max_waiters;	/* semaphore: queue cap, or -1 for none */
 	int32		nheld;			/* entries in holders */
 	int32		nwaiting;		/* entries in waiters */
 	int32		ndormant;		/* entries in dormant */
