@@ -153,14 +153,12 @@ sync_keyed_install(List *rows, List *controllers, Oid limit_relid)
 				SYNC_KIND_SEMAPHORE : SYNC_KIND_MUTEX;
 			if (lock->kind == SYNC_KIND_SEMAPHORE)
 			{
-				sync_limit_set(lock, &row->limit);
-				lock->limit = Max(row->limit.limit, 0);
-			}
-			lock->limit_defined = (lock->kind == SYNC_KIND_MUTEX || row->limit.limit >= 0);
-			if (!lock->limit_defined && sync_lock_is_launch_plan(row->name))
-			{
-				lock->limit = PG_INT32_MAX;
-				lock->limit_defined = true;
+				SyncLimitValue value = row->limit;
+
+				(void) sync_limit_plan_default(row->name, &value);
+				sync_limit_set(lock, &value);
+				lock->limit = Max(value.limit, 0);
+				lock->limit_defined = (value.limit >= 0);
 			}
 			lock->limit_relid = limit_relid;
 		}

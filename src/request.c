@@ -108,11 +108,7 @@ sync_read_limits(AcquireRequest *req)
 				/* a launch plan's overall limit, if someone set one */
 				sync_limit_lookup_optional(req->names[i], req->limit_relid,
 										   &req->limits[i]);
-				if (req->limits[i].limit < 0)
-				{
-					req->limits[i].limit = PG_INT32_MAX;
-					req->limits[i].max_waiters = -1;
-				}
+				(void) sync_limit_plan_default(req->names[i], &req->limits[i]);
 			}
 		}
 	req->have_limits = true;
@@ -297,7 +293,7 @@ sync_report_bind_error(AcquireRequest *req, int error, int failed)
 bool
 sync_refuse_over_cap(AcquireRequest *req, SyncEntry *first, SyncQueueFull *full)
 {
-	SyncEntry  *e = sync_queue_over_cap(first, true);
+	SyncEntry  *e = sync_queue_over_cap(first);
 
 	if (e == NULL)
 		return false;

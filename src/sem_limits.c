@@ -143,48 +143,114 @@ sync_limit_row(uint64 i, SyncLimitValue *value)
 }
 
 /*
- * The names of the rows that may apply to 'key', most specific first: the
- * key itself, then "<prefix>/\*" for each of its prefixes ending in '/',
- * longest first.
+ * The names of the rows that may apply to a key, most specific first: the
+ * key itself (pattern_len 0), then "<prefix>/\*" for each of its prefixes
+ * ending in '/', longest first (pattern_len: the prefix's length).
+ *
+ *		LimitCandidate c;
+ *		sync_limit_candidates_init(&c, key);
+ *		while (sync_limit_next_candidate(&c))
+ *			... c.name, c.pattern_len ...
  */
+typedef struct LimitCandidate
+{
+	const char *key;
+	int			next;			/* where the next '/' is looked for; -1
+								 * before the key itself */
+	char		name[SYNC_NAME_BUFLEN + 1];
+	int16		pattern_len;
+} LimitCandidate;
+
+static void
+sync_limit_candidates_init(LimitCandidate *c, const char *key)
+{
+	c->key = key;
+	c->next = -1;
+}
+
+static bool
+sync_limit_next_candidate(LimitCandidate *c)
+{
+	if (c->next < 0)
+	{
+		strlcpy(c->name, c->key, sizeof(c->name));
+		c->pattern_len = 0;
+		c->next = (int) strlen(c->name);
+		return true;
+	}
+	while (c->next-- > 0)
+	{
+		if (c->key[c->next] != '/')
+			continue;
+		memcpy(c->name, c->key, c->next + 1);
+		c->name[c->next + 1] = '*';
+		c->name[c->next + 2] = '\0';
+		c->pattern_len = (int16) (c->next + 1);
+		return true;
+	}
+	return false;
+}
+
+/* Finds the row named 'name' in 'rows' (a caller's set of rows). */
+typedef bool (*LimitFind) (void *rows, const char *name, SyncLimitValue *row);
+
+/*
+ * What the rows 'find' sees say of the semaphore of key 'key': its own row,
+ * else the longest pattern.  value->limit is LIMIT_UNDEFINED when none
+ * applies.  The one place that rule is written.
+ */
+static void
+sync_limit_resolve(const char *key, LimitFind find, void *rows, SyncLimitValue *value)
+{
+	LimitCandidate c;
+
+	sync_limit_candidates_init(&c, key);
+	while (sync_limit_next_candidate(&c))
+		if (find(rows, c.name, value) && value->limit != LIMIT_UNDEFINED)
+		{
+			value->pattern_len = c.pattern_len;
+			return;
+		}
+	value->limit = LIMIT_UNDEFINED;
+	value->max_waiters = -1;
+	value->pattern_len = 0;
+}
+
+/* LimitFind over the last SPI result of sync_limit_select() (a few rows). */
+static bool
+sync_limit_find_spi(void *rows, const char *name, SyncLimitValue *row)
+{
+	(void) rows;
+	for (uint64 i = 0; i < SPI_processed; i++)
+		if (strcmp(sync_limit_row(i, row), name) == 0)
+			return true;
+	return false;
+}
+
+/* LimitFind over a hash table of LimitEntry. */
+static bool
+sync_limit_find_hash(void *rows, const char *name, SyncLimitValue *row)
+{
+	LimitEntry *entry = hash_search((HTAB *) rows, name, HASH_FIND, NULL);
+
+	if (entry == NULL)
+		return false;
+	*row = entry->value;
+	return true;
+}
+
+/* The names of the rows that may apply to 'key', as a text[] for the query. */
 static Datum
-sync_limit_candidates(const char *key)
+sync_limit_candidate_array(const char *key)
 {
 	Datum		names[SYNC_NAME_BUFLEN];
 	int			n = 0;
-	size_t		len = strlen(key);
+	LimitCandidate c;
 
-	names[n++] = CStringGetTextDatum(key);
-	for (size_t i = len; i-- > 0;)
-		if (key[i] == '/')
-		{
-			char	   *pattern = palloc(i + 3);
-
-			memcpy(pattern, key, i + 1);
-			pattern[i + 1] = '*';
-			pattern[i + 2] = '\0';
-			names[n++] = CStringGetTextDatum(pattern);
-		}
+	sync_limit_candidates_init(&c, key);
+	while (sync_limit_next_candidate(&c))
+		names[n++] = CStringGetTextDatum(c.name);
 	return PointerGetDatum(construct_array(names, n, TEXTOID, -1, false, TYPALIGN_INT));
-}
-
-/*
- * Of the rows named 'name' found for 'key', keep the one that applies: the
- * key's own row, else the longest pattern.  value->limit is LIMIT_UNDEFINED
- * until a row is kept.
- */
-static void
-sync_limit_prefer(const char *key, const char *name, const SyncLimitValue *row,
-				  SyncLimitValue *value)
-{
-	bool		exact = (strcmp(name, key) == 0);
-	int16		pattern_len = exact ? 0 : (int16) (strlen(name) - 1);
-
-	if (value->limit != LIMIT_UNDEFINED &&
-		(value->pattern_len == 0 || (!exact && value->pattern_len >= pattern_len)))
-		return;					/* what we have is at least as specific */
-	*value = *row;
-	value->pattern_len = pattern_len;
 }
 
 /* Build (once per table) the plan that reads the rows that may apply. */
@@ -240,7 +306,7 @@ sync_limit_read(Oid relid, const char *key, bool committed_only,
 	if (committed_only)
 		snapshot->curcid = FirstCommandId;
 
-	values[0] = sync_limit_candidates(key);
+	values[0] = sync_limit_candidate_array(key);
 	rc = SPI_execute_snapshot(sync_lookup_plan(relid), values, NULL,
 							  snapshot, InvalidSnapshot,
 							  true, false, 0);
@@ -248,17 +314,7 @@ sync_limit_read(Oid relid, const char *key, bool committed_only,
 	sync_search_path_restore(nestlevel);
 	if (rc != SPI_OK_SELECT)
 		elog(ERROR, "could not read sync_limit: %s", SPI_result_code_string(rc));
-	value->limit = LIMIT_UNDEFINED;
-	value->max_waiters = -1;
-	value->pattern_len = 0;
-	for (uint64 i = 0; i < SPI_processed; i++)
-	{
-		SyncLimitValue row;
-		char	   *name = sync_limit_row(i, &row);
-
-		if (row.limit != LIMIT_UNDEFINED)
-			sync_limit_prefer(key, name, &row, value);
-	}
+	sync_limit_resolve(key, sync_limit_find_spi, NULL, value);
 }
 
 /*
@@ -344,35 +400,24 @@ sync_limit_patterns(Oid relid)
 void
 sync_limit_match(HTAB *rows, const char *key, SyncLimitValue *value)
 {
-	char		pattern[SYNC_NAME_BUFLEN + 1];
-	LimitEntry *entry;
-	size_t		len = strlen(key);
+	sync_limit_resolve(key, sync_limit_find_hash, rows, value);
+}
 
-	value->limit = LIMIT_UNDEFINED;
+/*
+ * A launch plan's semaphore that no row applies to has no overall limit,
+ * only its versions' (launch.c): if 'value' says no row applies to
+ * semaphore lock_name and it is a launch plan's, make it say so and return
+ * true.
+ */
+bool
+sync_limit_plan_default(const char *lock_name, SyncLimitValue *value)
+{
+	if (value->limit != LIMIT_UNDEFINED || !sync_lock_is_launch_plan(lock_name))
+		return false;
+	value->limit = PG_INT32_MAX;
 	value->max_waiters = -1;
 	value->pattern_len = 0;
-	entry = hash_search(rows, key, HASH_FIND, NULL);
-	if (entry != NULL && entry->value.limit != LIMIT_UNDEFINED)
-	{
-		*value = entry->value;
-		value->pattern_len = 0;
-		return;
-	}
-	for (size_t i = len; i-- > 0;)
-	{
-		if (key[i] != '/' || i + 2 >= SYNC_NAME_BUFLEN)
-			continue;
-		memcpy(pattern, key, i + 1);
-		pattern[i + 1] = '*';
-		pattern[i + 2] = '\0';
-		entry = hash_search(rows, pattern, HASH_FIND, NULL);
-		if (entry != NULL && entry->value.limit != LIMIT_UNDEFINED)
-		{
-			*value = entry->value;
-			value->pattern_len = (int16) (i + 1);
-			return;
-		}
-	}
+	return true;
 }
 
 /*
@@ -507,13 +552,7 @@ sync_limit_apply(SyncLock *lock, const SyncLimitValue *given)
 	SyncLimitValue value = *given;
 
 	Assert(sync_partition_held(lock->hashcode, true));
-	if (value.limit == LIMIT_UNDEFINED && sync_lock_is_launch_plan(lock->tag.name))
-	{
-		/* no overall limit: only the versions' */
-		value.limit = PG_INT32_MAX;
-		value.max_waiters = -1;
-		value.pattern_len = 0;
-	}
+	(void) sync_limit_plan_default(lock->tag.name, &value);
 	if (value.limit == LIMIT_UNDEFINED)
 	{
 		if (lock->cached)

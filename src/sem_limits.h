@@ -37,6 +37,7 @@ extern void sync_limit_lookup_optional(const char *lock_name, Oid relid,
 									   SyncLimitValue *value);
 extern HTAB *sync_limit_patterns(Oid relid);
 extern void sync_limit_match(HTAB *rows, const char *key, SyncLimitValue *value);
+extern bool sync_limit_plan_default(const char *lock_name, SyncLimitValue *value);
 extern void sync_limit_set(SyncLock *lock, const SyncLimitValue *value);
 extern char *sync_limit_row_name(const SyncLock *lock);
 extern void sync_limits_changed(Oid relid, const char *name);

@@ -39,10 +39,11 @@ sync_lock_status(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, 0);
 	nrows = sync_status_locks(&rows);
 	/*
-	 * (Columns past the fifth are filled only if the SQL function has them:
+	 * Columns past the fifth are filled only if the SQL function has them:
 	 * with the 1.4 definition, before ALTER EXTENSION syncwf UPDATE, it has
-	 * five.)
+	 * five.
 	 */
+	Assert(rsinfo->setDesc->natts <= 7);
 	for (int i = 0; i < nrows; i++)
 	{
 		Datum		values[7];
@@ -58,7 +59,6 @@ sync_lock_status(PG_FUNCTION_ARGS)
 		nulls[5] = (rows[i].limit_row == NULL);
 		values[6] = Int32GetDatum(rows[i].max_waiters);
 		nulls[6] = (rows[i].max_waiters < 0);
-		Assert(rsinfo->setDesc->natts <= lengthof(values));
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;

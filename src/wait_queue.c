@@ -168,13 +168,13 @@ sync_dormant_insert(SyncLock *lock, SyncEntry *entry)
 }
 
 /*
- * The first entry of the request 'first' whose lock's queue (waiters and
- * entries of inactive controllers) would be longer than the lock's
- * max_waiters with the request in it, or NULL.  'queued': the request's
- * entries are in their queues already.  Caller holds their partitions.
+ * The first entry of the queued request 'first' whose lock's queue
+ * (waiters and entries of inactive controllers, the request's included) is
+ * longer than the lock's max_waiters, or NULL.  Caller holds their
+ * partitions.
  */
 SyncEntry *
-sync_queue_over_cap(SyncEntry *first, bool queued)
+sync_queue_over_cap(SyncEntry *first)
 {
 	SyncEntry  *e = first;
 
@@ -184,7 +184,7 @@ sync_queue_over_cap(SyncEntry *first, bool queued)
 
 		Assert(sync_partition_held(lock->hashcode, false));
 		if (lock->max_waiters >= 0 &&
-			lock->nwaiting + lock->ndormant + (queued ? 0 : 1) > lock->max_waiters)
+			lock->nwaiting + lock->ndormant > lock->max_waiters)
 			return e;
 		e = e->next_in_request;
 	} while (e != first);

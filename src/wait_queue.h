@@ -14,7 +14,7 @@
 extern void sync_queue_insert(SyncLock *lock, SyncEntry *entry);
 extern void sync_dormant_insert(SyncLock *lock, SyncEntry *entry);
 extern int	sync_queue_position(SyncEntry *entry);
-extern SyncEntry *sync_queue_over_cap(SyncEntry *first, bool queued);
+extern SyncEntry *sync_queue_over_cap(SyncEntry *first);
 extern void sync_queue_unlink(SyncEntry *first);
 extern int	sync_lock_slots(SyncLock *lock);
 extern bool sync_request_grantable(SyncEntry *entry, bool respect_queue);
