@@ -14,7 +14,8 @@
 EXTENSION    = syncwf
 MODULE_big   = syncwf
 OBJS         = src/controllers.o src/guc.o src/holders.o src/holds.o \
-               src/keyed_load.o src/keyed_ops.o src/keyed_xact.o src/launch.o \
+               src/keyed_load.o src/keyed_ops.o src/keyed_request.o src/keyed_xact.o \
+               src/launch.o \
                src/launch_direct.o src/launch_rows.o src/sem_limits.o \
                src/lock_table.o src/names.o \
                src/outbox.o src/reconcile.o src/request.o src/sql_common.o \

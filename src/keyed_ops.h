@@ -11,6 +11,7 @@
 #define SYNC_KEYED_OPS_H
 
 #include "holders.h"
+#include "keyed_request.h"
 #include "keyed_xact.h"
 
 /* SQLSTATE of sync_refresh() on a hold that is gone ("syncwf", class SW). */
