@@ -56,23 +56,31 @@ CREATE TRIGGER sync_limit_truncated
 -- Acquire, session scope.
 --
 CREATE FUNCTION sync_acquire(lock_name text, priority integer DEFAULT 0,
-                             timeout interval DEFAULT NULL)
+                             timeout interval DEFAULT NULL,
+                             slots integer DEFAULT 1,
+                             mode text DEFAULT 'exclusive')
 RETURNS bigint
 AS 'MODULE_PATHNAME', 'sync_acquire'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
-CREATE FUNCTION sync_try_acquire(lock_name text, priority integer DEFAULT 0)
+CREATE FUNCTION sync_try_acquire(lock_name text, priority integer DEFAULT 0,
+                                 slots integer DEFAULT 1,
+                                 mode text DEFAULT 'exclusive')
 RETURNS bigint
 AS 'MODULE_PATHNAME', 'sync_try_acquire'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
 CREATE FUNCTION sync_acquire(lock_names text[], priority integer DEFAULT 0,
-                             timeout interval DEFAULT NULL)
+                             timeout interval DEFAULT NULL,
+                             slots integer DEFAULT 1,
+                             mode text DEFAULT 'exclusive')
 RETURNS bigint[]
 AS 'MODULE_PATHNAME', 'sync_acquire_array'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
-CREATE FUNCTION sync_try_acquire(lock_names text[], priority integer DEFAULT 0)
+CREATE FUNCTION sync_try_acquire(lock_names text[], priority integer DEFAULT 0,
+                                 slots integer DEFAULT 1,
+                                 mode text DEFAULT 'exclusive')
 RETURNS bigint[]
 AS 'MODULE_PATHNAME', 'sync_try_acquire_array'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
@@ -81,23 +89,31 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE;
 -- Acquire, transaction scope.
 --
 CREATE FUNCTION sync_acquire_xact(lock_name text, priority integer DEFAULT 0,
-                                  timeout interval DEFAULT NULL)
+                                  timeout interval DEFAULT NULL,
+                                  slots integer DEFAULT 1,
+                                  mode text DEFAULT 'exclusive')
 RETURNS bigint
 AS 'MODULE_PATHNAME', 'sync_acquire_xact'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
-CREATE FUNCTION sync_try_acquire_xact(lock_name text, priority integer DEFAULT 0)
+CREATE FUNCTION sync_try_acquire_xact(lock_name text, priority integer DEFAULT 0,
+                                      slots integer DEFAULT 1,
+                                      mode text DEFAULT 'exclusive')
 RETURNS bigint
 AS 'MODULE_PATHNAME', 'sync_try_acquire_xact'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
 CREATE FUNCTION sync_acquire_xact(lock_names text[], priority integer DEFAULT 0,
-                                  timeout interval DEFAULT NULL)
+                                  timeout interval DEFAULT NULL,
+                                  slots integer DEFAULT 1,
+                                  mode text DEFAULT 'exclusive')
 RETURNS bigint[]
 AS 'MODULE_PATHNAME', 'sync_acquire_xact_array'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
-CREATE FUNCTION sync_try_acquire_xact(lock_names text[], priority integer DEFAULT 0)
+CREATE FUNCTION sync_try_acquire_xact(lock_names text[], priority integer DEFAULT 0,
+                                      slots integer DEFAULT 1,
+                                      mode text DEFAULT 'exclusive')
 RETURNS bigint[]
 AS 'MODULE_PATHNAME', 'sync_try_acquire_xact_array'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
@@ -121,7 +137,7 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE;
 CREATE FUNCTION sync_lock_status(OUT lock_name text, OUT kind text,
                                  OUT sizelimit integer, OUT holders integer,
                                  OUT waiters integer, OUT limit_row text,
-                                 OUT max_waiters integer)
+                                 OUT max_waiters integer, OUT slots_held integer)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'sync_lock_status'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
@@ -134,26 +150,29 @@ CREATE FUNCTION sync_entry_status(OUT lock_name text, OUT state text,
                                   OUT since timestamptz,
                                   OUT holder text, OUT controller text,
                                   OUT lease_expires timestamptz,
-                                  OUT active boolean)
+                                  OUT active boolean, OUT slots integer,
+                                  OUT mode text)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'sync_entry_status'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
 CREATE VIEW sync_locks AS
-    SELECT lock_name, kind, sizelimit, holders, waiters, limit_row, max_waiters
+    SELECT lock_name, kind, sizelimit, holders, waiters, limit_row, max_waiters,
+           slots_held
       FROM sync_lock_status();
 COMMENT ON VIEW sync_locks IS 'One row per live syncwf lock of the current database';
 
 CREATE VIEW sync_holders AS
     SELECT lock_name, pid, scope, token, priority, since,
-           holder, controller, lease_expires
+           holder, controller, lease_expires, slots, mode
       FROM sync_entry_status()
      WHERE state = 'held';
 COMMENT ON VIEW sync_holders IS 'One row per granted hold of the current database';
 
 CREATE VIEW sync_waiters AS
     SELECT lock_name, pid, scope, priority, queue_position AS position,
-           request_size, since AS waiting_since, holder, controller, active
+           request_size, since AS waiting_since, holder, controller, active,
+           slots, mode
       FROM sync_entry_status()
      WHERE state = 'pending';
 COMMENT ON VIEW sync_waiters IS 'One row per queue entry of the current database, in queue order; entries of inactive controllers (active = false, no position) are passed over';
@@ -191,6 +210,10 @@ CREATE TABLE sync_state (
     seq           bigint NOT NULL,         -- arrival order
     admit_limit   integer,                 -- granted only while fewer hold the lock (launch plans)
     claim         boolean NOT NULL DEFAULT false,  -- inserted by its writer (Argo), granted on its claim
+    slots         integer NOT NULL DEFAULT 1       -- slots of the semaphore it takes
+                  CONSTRAINT sync_state_slots_check CHECK (slots >= 1),
+    mode          text                             -- mutex: 'exclusive' or 'shared'; NULL for a semaphore
+                  CONSTRAINT sync_state_mode_check CHECK (mode IN ('exclusive', 'shared')),
     PRIMARY KEY (name, workflowkey)
 );
 -- A queue table: every request inserts a row and every release deletes one.
@@ -202,6 +225,10 @@ ALTER TABLE sync_state SET (autovacuum_vacuum_scale_factor = 0,
 COMMENT ON TABLE sync_state IS
     'Keyed holds (held) and requests (pending); DELETE a row to release it (takes effect at commit)';
 
+COMMENT ON COLUMN sync_state.slots IS
+    'Slots of the semaphore the request takes (1 for a mutex)';
+COMMENT ON COLUMN sync_state.mode IS
+    '''exclusive'' or ''shared'' for a mutex, NULL for a semaphore';
 COMMENT ON COLUMN sync_state.claim IS
     'true: inserted by its writer (Argo''s controller) and granted only when that writer sets held = true';
 
@@ -286,7 +313,9 @@ CREATE FUNCTION sync_request(lock_name text, holder text,
                              priority integer DEFAULT 0,
                              controller text DEFAULT NULL,
                              lease interval DEFAULT NULL,
-                             queued_at timestamptz DEFAULT NULL)
+                             queued_at timestamptz DEFAULT NULL,
+                             slots integer DEFAULT 1,
+                             mode text DEFAULT 'exclusive')
 RETURNS TABLE (status text, token bigint, queue_position integer)
 AS 'MODULE_PATHNAME', 'sync_request'
 LANGUAGE C VOLATILE PARALLEL UNSAFE ROWS 1;
@@ -295,7 +324,9 @@ CREATE FUNCTION sync_request(lock_names text[], holder text,
                              priority integer DEFAULT 0,
                              controller text DEFAULT NULL,
                              lease interval DEFAULT NULL,
-                             queued_at timestamptz DEFAULT NULL)
+                             queued_at timestamptz DEFAULT NULL,
+                             slots integer DEFAULT 1,
+                             mode text DEFAULT 'exclusive')
 RETURNS TABLE (lock_name text, status text, token bigint, queue_position integer)
 AS 'MODULE_PATHNAME', 'sync_request_array'
 LANGUAGE C VOLATILE PARALLEL UNSAFE ROWS 4;

@@ -77,17 +77,17 @@ die() { printf '[bench] ERROR: %s\n' "$*" >&2; exit 1; }
 RUN=" "
 for w in ${BENCH_ONLY//,/ }; do
     case $w in
-    all) RUN+="1 2 3 4 5 6 7 8 9 " ;;
-    engine) RUN+="1 2 3 4 " ;;
+    all) RUN+="1 2 3 4 5 6 7 8 9 10 " ;;
+    engine) RUN+="1 2 3 4 10 " ;;
     keyed) RUN+="5 6 7 " ;;
     launch) RUN+="8 9 " ;;
-    [1-9]) RUN+="$w " ;;
-    *) die "BENCH_ONLY: unknown word '$w' (use all, engine, keyed, launch or numbers 1-9)" ;;
+    [1-9] | 10) RUN+="$w " ;;
+    *) die "BENCH_ONLY: unknown word '$w' (use all, engine, keyed, launch or numbers 1-10)" ;;
     esac
 done
 want() { [[ $RUN == *" $1 "* ]]; }
 PARTIAL=0
-for n in 1 2 3 4 5 6 7 8 9; do want "$n" || PARTIAL=1; done
+for n in 1 2 3 4 5 6 7 8 9 10; do want "$n" || PARTIAL=1; done
 [[ $RUN == " " ]] && die "BENCH_ONLY selects no comparison"
 
 if [[ $BENCH_SKIP_SYNCWF == 1 || $PARTIAL == 1 ]]; then
@@ -245,6 +245,8 @@ if [[ $BENCH_SKIP_SYNCWF != 1 ]]; then
     t=$SECONDS
     q "INSERT INTO sync_limit SELECT 'bench/' || g, 1 FROM generate_series(1, $NAMES) g" >/dev/null
     log "sync_limit: $NAMES rows 'bench/1'..'bench/$NAMES' with sizelimit 1 ($((SECONDS - t)) s)"
+    q "INSERT INTO sync_limit SELECT 'benchw/' || g, 4 FROM generate_series(1, $NAMES) g;
+       INSERT INTO sync_limit VALUES ('benchp/*', 1)" >/dev/null
     q "INSERT INTO sync_limit SELECT 'bench/k' || g, $KEYED_LIMIT FROM generate_series(1, $KEYED_SEMS) g;
        INSERT INTO sync_limit VALUES ('${DEEP_LOCK#sem/}', $CLIENTS)" >/dev/null
 fi
@@ -998,6 +1000,51 @@ else
     add_summary "9. launch-plan slot hand-off latency" "syncwf p99 over all hand-offs, microseconds, at most comparison 7's LISTEN p99" "n/a" "<=" n/a
 fi
 
+# --- 10. the capacity model: weighted, shared, pattern ----------------------------
+
+# compare_many NAME LABEL SCRIPT [LABEL SCRIPT ...]: interleaved rounds of
+# every contender; sets MED[label].
+declare -A MED=()
+compare_many() {
+    local name=$1 r i t
+    shift
+    local -a labels=() scripts=()
+    while (($# >= 2)); do labels+=("$1"); scripts+=("$2"); shift 2; done
+    local -A rounds=()
+    if ((BENCH_WARMUP > 0)); then
+        for i in "${!labels[@]}"; do
+            run_pgbench "$name-warmup-${labels[$i]}" "${scripts[$i]}" "$BENCH_WARMUP" >/dev/null
+        done
+    fi
+    for ((r = 1; r <= BENCH_ROUNDS; r++)); do
+        for i in "${!labels[@]}"; do
+            t=$(run_pgbench "$name-${labels[$i]}-$r" "${scripts[$i]}" "$BENCH_SECONDS")
+            check_no_syncwf_leftovers
+            rounds[${labels[$i]}]+="$t "
+            log "$name round $r: ${labels[$i]} $t tps"
+        done
+    done
+    for i in "${!labels[@]}"; do
+        local -a A=(${rounds[${labels[$i]}]})
+        MED[${labels[$i]}]=$(median "${A[@]}")
+        ROUND_ROWS+=("| $name | ${labels[$i]} | $(IFS='|'; echo "${A[*]}" | sed 's/|/ \/ /g') | ${MED[${labels[$i]}]} | $(spread "${A[@]}") |")
+    done
+}
+
+if want 10 && [[ $BENCH_SKIP_SYNCWF != 1 ]]; then
+    log "comparison 10: plain, weighted, shared and pattern acquires on random names, $CLIENTS clients, $BENCH_ROUNDS rounds of ${BENCH_SECONDS}s each"
+    compare_many "10-capacity" plain "$SW_RANDOM" weighted "$ROOT/bench/syncwf_weighted.sql" \
+        shared "$ROOT/bench/syncwf_shared.sql" pattern "$ROOT/bench/syncwf_pattern.sql"
+    for c in weighted shared pattern; do
+        add_summary "10. $c acquire" "median tps $c / plain (${MED[$c]} / ${MED[plain]}): cost at most 1.1 x the plain acquire" \
+            "$(ratio "${MED[$c]}" "${MED[plain]}")" ">=" 0.91
+    done
+else
+    for c in weighted shared pattern; do
+        add_summary "10. $c acquire" "median tps $c / plain: cost at most 1.1 x the plain acquire" "n/a" ">=" 0.91
+    done
+fi
+
 # --- server log sanity ------------------------------------------------------------
 
 if grep -qE 'PANIC|TRAP:|terminated by signal|was terminated|server process .* exited with exit code [^0]' "$BENCH_DIR/server.log"; then
@@ -1018,7 +1065,7 @@ fi
 PARTIAL_NOTE=
 if ((PARTIAL)); then
     ran=
-    for n in 1 2 3 4 5 6 7 8 9; do want "$n" && ran+=" $n"; done
+    for n in 1 2 3 4 5 6 7 8 9 10; do want "$n" && ran+=" $n"; done
     PARTIAL_NOTE="
 **Partial run** (BENCH_ONLY=\`$BENCH_ONLY\`): only comparisons$ran ran; the others are marked not run.
 "
@@ -1044,7 +1091,9 @@ written in plain SQL (5), at the front of a deep queue (6), and the hand-off
 to a LISTENing controller (7). Comparisons 8 and 9 measure launch-plan
 concurrency policies (\`sync_execution_create\` / \`sync_execution_update\`):
 against the count-then-insert Flyte's admin does (8), and the hand-off of a
-freed slot to a pending execution (9). Within a comparison the contenders
+freed slot to a pending execution (9). Comparison 10 measures what 1.5's
+capacity model costs: weighted slots, shared mutex holds and limits from a
+pattern row, against the plain acquire of comparison 1. Within a comparison the contenders
 are interleaved (syncwf, advisory, syncwf, advisory, ...), after an unrecorded
 warm-up of ${BENCH_WARMUP} s each, so that machine noise hits all of them; each
 contender's figure is the median of its rounds. One pgbench transaction is one
@@ -1261,6 +1310,17 @@ implicit transaction) unless said otherwise.
    comparison 7's p99 to a LISTEN connection in the same run.
    There is no reference contender: Flyte's RFC has a controller poll for
    pending executions, so its hand-off takes up to the polling interval.
+10. **The capacity model on random names**: workload 1's plain acquire and
+   release (\`plain\`, bench/syncwf_random.sql) against three variants,
+   interleaved, $CLIENTS clients each: \`weighted\` takes 3 of the 4 slots
+   of a random semaphore among $NAMES (\`sync_acquire('sem/benchw/' || n,
+   slots => 3)\`, rows \`'benchw/<n>'\` of limit 4,
+   bench/syncwf_weighted.sql); \`shared\` a shared hold of a random mutex
+   (\`sync_acquire('mtx/bench/' || n, mode => 'shared')\`,
+   bench/syncwf_shared.sql); \`pattern\` a random semaphore whose limit 1
+   comes from the pattern row \`'benchp/*'\` instead of a row of its own
+   (bench/syncwf_pattern.sql). Target for each: at most 1.1 x the cost of
+   the plain acquire, that is median tps at least 0.91 x plain's.
 
 ## How to reproduce
 
@@ -1290,7 +1350,7 @@ in \`.bench/logs/\`.
 | PostgreSQL | $PG_VERSION |
 | syncwf | $SYNCWF_VERSION, built from commit $COMMIT |
 | cluster | shared_buffers = 256MB, max_connections = 50, fsync = on, synchronous_commit = on, $CLUSTER_SYNCWF; unix socket, pgbench on the same machine |
-| pgbench | \`$PGBENCH_CMD\`, $BENCH_ROUNDS rounds per contender (comparisons 1, 2, 5, 8), warm-up ${BENCH_WARMUP} s per contender |
+| pgbench | \`$PGBENCH_CMD\`, $BENCH_ROUNDS rounds per contender (comparisons 1, 2, 5, 8, 10), warm-up ${BENCH_WARMUP} s per contender |
 | tps | pgbench's "tps ... without initial connection time" |
 
 ## Results

@@ -454,10 +454,7 @@ sync_keyed_release_held(SyncEntry *e, SyncEntry *next, uint64 token,
 	if (next != NULL)
 		sync_handoff_grant(e, next, token, since);
 	else
-	{
-		dlist_delete_thoroughly(&e->lock_link);
-		lock->nheld--;
-	}
+		sync_holder_unlink(e);
 	sync_entry_free(e);
 	sync_grant_waiters(lock);
 	sync_lock_idle(lock);
@@ -494,13 +491,16 @@ sync_keyed_purge(SyncKeyedFilter filter, void *arg)
 
 				if (e->scope != SYNC_SCOPE_KEYED || (filter && !filter(e, arg)))
 					continue;
-				dlist_delete_thoroughly(&e->lock_link);
 				if (e->state == SYNC_ENTRY_HELD)
-					lock->nheld--;
-				else if (e->state == SYNC_ENTRY_PENDING)
-					lock->nwaiting--;
+					sync_holder_unlink(e);
 				else
-					lock->ndormant--;
+				{
+					dlist_delete_thoroughly(&e->lock_link);
+					if (e->state == SYNC_ENTRY_PENDING)
+						lock->nwaiting--;
+					else
+						lock->ndormant--;
+				}
 				sync_entry_free(e);
 				n++;
 			}

@@ -8,7 +8,8 @@
  * Each backend keeps a local hash of the locks it holds, name -> shared
  * entry.  Only the owning backend frees its entries, so the pointers stay
  * valid while they are in the local hash.  A session holds a lock at most
- * once: acquiring a lock it already holds returns the existing token.
+ * once: acquiring a lock it already holds, with the same slots and mode,
+ * returns the existing token; with others, it is an error.
  *
  * While a backend waits, its queue entries are remembered in waiting_entry
  * so that an error (cancel, statement_timeout, our own timeout) or exit
@@ -88,8 +89,7 @@ sync_release_entry(SyncEntry *entry)
 
 	LWLockAcquire(partition, LW_EXCLUSIVE);
 	Assert(entry->state == SYNC_ENTRY_HELD);
-	dlist_delete_thoroughly(&entry->lock_link);
-	lock->nheld--;
+	sync_holder_unlink(entry);
 	sync_entry_free(entry);
 	sync_grant_waiters(lock);
 	sync_lock_idle(lock);
@@ -248,10 +248,55 @@ sync_report_timeout(char **names, int nnames, int64 timeout_us)
 }
 
 /*
+ * The entry of the request 'first' that can never be granted now (its
+ * semaphore's limit was lowered under its slots), or NULL.  Takes each
+ * entry's partition in turn.
+ */
+static SyncEntry *
+sync_request_unfit(SyncEntry *first)
+{
+	SyncEntry  *e = first;
+
+	do
+	{
+		LWLock	   *partition = sync_partition_lock(e->lock->hashcode);
+		bool		unfit;
+
+		LWLockAcquire(partition, LW_SHARED);
+		unfit = sync_entry_unfit(e);
+		LWLockRelease(partition);
+		if (unfit)
+			return e;
+		e = e->next_in_request;
+	} while (e != first);
+	return NULL;
+}
+
+/*
+ * Raise the error for a request that can never be granted: the limit of
+ * 'lock_name' is now 'limit', below the request's slots.  The caller has
+ * withdrawn it.
+ */
+static void
+sync_report_unfit(const char *lock_name, int32 limit, int32 slots)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("syncwf request for %d slots of semaphore \"%s\" can never be granted",
+					slots, lock_name),
+			 errdetail_plural("The semaphore's limit was lowered to %d slot while the request waited.",
+							  "The semaphore's limit was lowered to %d slots while the request waited.",
+							  limit, limit),
+			 errhint("Ask for at most %d slots, or raise the limit again.", limit)));
+}
+
+/*
  * Sleep on our latch until the request 'first' is granted.  Whoever grants
- * it sets our latch; nothing here polls.  Raises 55P03 at the deadline.  A
- * client that goes away meanwhile ends the backend at once (client_wait.c),
- * and the exit callback withdraws the request.
+ * it sets our latch; nothing here polls.  Raises 55P03 at the deadline, and
+ * 22023 when a lowered limit leaves the request more slots than it has
+ * (sem_limits.c wakes us then).  A client that goes away meanwhile ends the
+ * backend at once (client_wait.c), and the exit callback withdraws the
+ * request.
  */
 static void
 sync_wait_loop(SyncEntry *first, char **names, int nnames, int64 timeout_us)
@@ -266,6 +311,7 @@ sync_wait_loop(SyncEntry *first, char **names, int nnames, int64 timeout_us)
 	for (;;)
 	{
 		bool		granted;
+		SyncEntry  *unfit;
 		long		sleep_ms = -1;
 
 		LWLockAcquire(partition, LW_SHARED);
@@ -273,6 +319,16 @@ sync_wait_loop(SyncEntry *first, char **names, int nnames, int64 timeout_us)
 		LWLockRelease(partition);
 		if (granted)
 			break;
+		if ((unfit = sync_request_unfit(first)) != NULL)
+		{
+			char	   *lock_name = pstrdup(unfit->lock->tag.name);
+			int32		limit = unfit->lock->limit;
+			int32		slots = unfit->slots;
+
+			waiting_entry = NULL;
+			sync_withdraw_request(first);
+			sync_report_unfit(lock_name, limit, slots);
+		}
 
 		if (timeout_us >= 0)
 		{
@@ -435,6 +491,33 @@ sync_promote_holds(AcquireRequest *req, SyncScope scope)
 }
 
 /*
+ * A lock this session holds as 'held' is asked for again, with 'slots' and
+ * 'shared': the same is a no-op, anything else an error (a session holds a
+ * lock once; it does not change its weight or mode in place).
+ */
+static void
+sync_check_same_hold(SyncEntry *held, const char *name, SyncLockKind kind,
+					 int32 slots, bool shared)
+{
+	int32		held_slots = held->slots;
+	bool		held_shared = held->shared;
+
+	if (kind == SYNC_KIND_SEMAPHORE && held_slots != slots)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("this session holds %d slots of semaphore \"%s\", not %d",
+						held_slots, name, slots),
+				 errhint("Release it with sync_release() first to take another number of slots.")));
+	if (kind == SYNC_KIND_MUTEX && held_shared != shared)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("this session holds mutex \"%s\" in %s mode, not %s",
+						name, held_shared ? "shared" : "exclusive",
+						shared ? "shared" : "exclusive"),
+				 errhint("Release it with sync_release() first to take it in the other mode.")));
+}
+
+/*
  * Acquire every lock in names[], all or nothing.
  *
  * wait = false: never queue; return false when not every lock can be granted
@@ -445,8 +528,8 @@ sync_promote_holds(AcquireRequest *req, SyncScope scope)
  * names[] must be distinct (sql_common.c checks); they are validated here.
  */
 bool
-sync_acquire_locks(char **names, int nnames, int32 priority,
-				   SyncScope scope, bool wait, int64 timeout_us,
+sync_acquire_locks(char **names, int nnames, int32 priority, int32 slots,
+				   bool shared, SyncScope scope, bool wait, int64 timeout_us,
 				   int64 *tokens)
 {
 	AcquireRequest req;
@@ -457,9 +540,12 @@ sync_acquire_locks(char **names, int nnames, int32 priority,
 	SyncQueueFull full;
 
 	sync_holds_setup();
-	sync_request_init(&req, names, nnames);
+	sync_request_init(&req, names, nnames, slots, shared);
 
-	/* Locks this session holds already count once and keep their token. */
+	/*
+	 * Locks this session holds already count once and keep their token, if
+	 * asked for as they are held.
+	 */
 	req.partmask = 0;
 	for (int i = 0; i < nnames; i++)
 	{
@@ -467,6 +553,7 @@ sync_acquire_locks(char **names, int nnames, int32 priority,
 
 		if (hold != NULL && hold->entry != NULL)
 		{
+			sync_check_same_hold(hold->entry, names[i], req.kinds[i], slots, shared);
 			tokens[i] = (int64) hold->entry->token;
 			req.needed[i] = false;
 			req.nneeded--;

@@ -5,7 +5,7 @@
  *		entry from the rows of sync_state (at start, after a crash or
  *		promotion, after the extension is created again), and the scans the
  *		worker makes of them (grants the table does not record yet, leases
- *		that have expired).  Reading the rows is the engine's
+ *		that have expired, requests a lowered limit left too big).  Reading the rows is the engine's
  *		(keyed_ops.c); this file gets them.
  *
  * Locking: the rebuild takes controllers_lock, holders_lock and every
@@ -189,6 +189,8 @@ sync_keyed_install(List *rows, List *controllers, Oid limit_relid)
 		e->owner = row->owner;
 		e->admit_limit = row->admit_limit;
 		e->claim = row->claim;
+		e->slots = Max(row->slots, 1);
+		e->shared = row->shared;
 		slot = slots[rowno++];
 		e->controller = slot;
 		if (slot >= 0)
@@ -201,9 +203,7 @@ sync_keyed_install(List *rows, List *controllers, Oid limit_relid)
 			e->since = row->granted_at;
 			e->lease_expires = row->lease_expires;
 			e->persisted = true;
-			Assert(dlist_node_is_detached(&e->lock_link));
-			dlist_push_tail(&lock->holders, &e->lock_link);
-			lock->nheld++;
+			sync_holder_link(lock, e);
 			if (e->lease_expires != 0)
 				sync_lease_scheduled(e->lease_expires);
 		}
@@ -333,6 +333,60 @@ sync_keyed_unpersisted(void)
 
 	sync_keyed_visit_held(sync_collect_unpersisted, &items);
 	return items;
+}
+
+/*
+ * Pending keyed entries of this database that can never be granted now,
+ * because their semaphore's limit was lowered under their slots
+ * (sync_entry_unfit()), copied out as rows (name, holder, request id) for
+ * the worker to withdraw.  An entry whose row is not committed yet makes
+ * *retry true: look again shortly.
+ */
+List *
+sync_keyed_unfit(bool *retry)
+{
+	uint32		all = SYNC_ALL_PARTITIONS;
+	SyncLiveIter it;
+	List	   *rows = NIL;
+
+	*retry = false;
+	LWLockAcquire(sync_holders_lock(), LW_SHARED);
+	sync_lock_partitions(all, LW_SHARED);
+	sync_foreach_live_lock(it)
+	{
+		SyncLock   *lock = sync_live_lock(it);
+		dlist_head *lists[2] = {&lock->waiters, &lock->dormant};
+
+		if (lock->tag.dbid != MyDatabaseId || lock->kind != SYNC_KIND_SEMAPHORE)
+			continue;
+		for (int l = 0; l < 2; l++)
+		{
+			dlist_iter	iter;
+
+			dlist_foreach(iter, lists[l])
+			{
+				SyncEntry  *e = dlist_container(SyncEntry, lock_link, iter.cur);
+				SyncStateRow *row;
+
+				if (e->scope != SYNC_SCOPE_KEYED || !sync_entry_unfit(e))
+					continue;
+				if (TransactionIdIsValid(e->created_xid) ||
+					TransactionIdIsValid(e->release_xid))
+				{
+					*retry = true;
+					continue;
+				}
+				row = palloc0(sizeof(SyncStateRow));
+				row->name = pstrdup(lock->tag.name);
+				row->holder = pstrdup(e->holder->tag.key);
+				row->request_id = (int64) e->request_id;
+				rows = lappend(rows, row);
+			}
+		}
+	}
+	sync_unlock_partitions(all);
+	LWLockRelease(sync_holders_lock());
+	return rows;
 }
 
 typedef struct ExpiryScan

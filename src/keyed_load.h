@@ -16,6 +16,7 @@
 extern void sync_keyed_install(List *rows, List *controllers, Oid limit_relid);
 extern List *sync_keyed_unpersisted(void);
 extern List *sync_keyed_expired(TimestampTz now, TimestampTz *next);
+extern List *sync_keyed_unfit(bool *retry);
 extern bool sync_keyed_grant_info(SyncOutboxItem *item, SyncStateRow *row);
 extern void sync_keyed_set_admit_limit(const char *name, const char *holder,
 									   int32 limit, bool grant);

@@ -318,6 +318,8 @@ sync_keyed_request_rows(SyncKeyedRequest *kr, SyncKeyedResult *results)
 		row.seq = (int64) kr->seq;
 		row.admit_limit = kr->admit_limit;
 		row.claim = kr->claim;
+		row.slots = kr->slots;
+		row.shared = kr->shared;
 		if (kr->row_out != NULL)
 			kr->row_out[i] = row;	/* the caller's INSERT writes it */
 		else

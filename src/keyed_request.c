@@ -169,6 +169,49 @@ sync_keyed_find(SyncKeyedRequest *kr, AcquireRequest *req, SyncEntry **existing,
 }
 
 /*
+ * Step 2, for an existing request asked for again through the functions:
+ * it must ask for the same slots and mode (a request does not change its
+ * weight or mode in place).  Caller holds what step 1 took; on error,
+ * releases it.
+ */
+static void
+sync_keyed_check_same(SyncKeyedRequest *kr, SyncEntry **existing)
+{
+	SyncEntry  *e = existing[0];
+	int32		slots = e->slots;
+	bool		shared = e->shared;
+	char	   *name = NULL;
+
+	Assert(LWLockHeldByMe(sync_holders_lock()));
+	for (int i = 0; i < kr->nnames && name == NULL; i++)
+	{
+		e = existing[i];
+		if (e->lock->kind == SYNC_KIND_SEMAPHORE ? e->slots != kr->slots :
+			e->shared != kr->shared)
+		{
+			name = pstrdup(e->lock->tag.name);
+			slots = e->slots;
+			shared = e->shared;
+		}
+	}
+	if (name == NULL)
+		return;
+	sync_keyed_unlock_all(0);
+	if (strncmp(name, "sem/", 4) == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("holder \"%s\" already requested %d slots of semaphore \"%s\", not %d",
+						kr->holder, slots, name, kr->slots),
+				 errhint("Release the request with sync_release() first to ask for another number of slots.")));
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("holder \"%s\" already requested mutex \"%s\" in %s mode, not %s",
+					kr->holder, name, shared ? "shared" : "exclusive",
+					kr->shared ? "shared" : "exclusive"),
+			 errhint("Release the request with sync_release() first to ask for the other mode.")));
+}
+
+/*
  * Step 2, for an existing request: report its state, then release every
  * lock.  The engine re-sorts it and writes an unwritten grant.
  */
@@ -337,7 +380,7 @@ sync_holders_request(SyncKeyedRequest *kr, SyncKeyedResult *results)
 	SyncPlaceResult placed;
 	SyncQueueFull full;
 
-	sync_request_init(&req, kr->names, kr->nnames);
+	sync_request_init(&req, kr->names, kr->nnames, kr->slots, kr->shared);
 	req.limit_relid = kr->limit_relid;
 	sync_reserve_entries(&req);
 	for (int attempt = 1;; attempt++)
@@ -355,6 +398,8 @@ sync_holders_request(SyncKeyedRequest *kr, SyncKeyedResult *results)
 		if (found == SYNC_KEYED_EXISTING)
 		{
 			sync_discard_request(&req);
+			if (!kr->claim)
+				sync_keyed_check_same(kr, existing);
 			sync_keyed_report_existing(kr, existing, results);
 			return SYNC_KEYED_EXISTING;
 		}

@@ -35,6 +35,8 @@ typedef struct SyncKeyedRequest
 								 * an existing one */
 	int32		priority;
 	const char *controller;		/* NULL: none */
+	int32		slots;			/* slots of each semaphore named (>= 1) */
+	bool		shared;			/* shared holds of the mutexes named */
 	bool		claim;			/* claim-only (a row its writer inserted),
 								 * QUEUE only: queued, never granted here;
 								 * see sync_keyed_claim() */

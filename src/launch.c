@@ -102,7 +102,10 @@ sync_plan_lock(const char *project, const char *domain, const char *name)
 	return psprintf("%s%s/%s/%s", SYNC_LAUNCH_LOCK_PREFIX, project, domain, name);
 }
 
-/* Request the plan's semaphore for an execution; see holders.c for modes. */
+/*
+ * Request the plan's semaphore (one slot) for an execution; see
+ * keyed_request.c for modes.
+ */
 static SyncKeyedResult
 sync_take_slot(const char *lock, const char *execution_id, SyncKeyedMode mode,
 			   int32 limit, int32 priority, TimestampTz order_at)
@@ -119,6 +122,7 @@ sync_take_slot(const char *lock, const char *execution_id, SyncKeyedMode mode,
 	kr.holder = execution_id;
 	kr.mode = mode;
 	kr.admit_limit = limit;
+	kr.slots = 1;
 	kr.has_priority = true;
 	kr.priority = priority;
 	kr.has_queued_at = true;

@@ -255,6 +255,7 @@ sync_lock_remove(SyncLock *lock)
 {
 	Assert(sync_partition_held(lock->hashcode, true));
 	Assert(lock->nheld == 0 && lock->nwaiting == 0 && lock->ndormant == 0);
+	Assert(lock->slots_held == 0);
 	Assert(lock->cached == dlist_node_is_detached(&lock->list_link));
 	if (!dlist_node_is_detached(&lock->list_link))
 		dlist_delete_thoroughly(&lock->list_link);
@@ -436,6 +437,7 @@ sync_lock_create(const SyncLockTag *tag, uint32 hashcode, bool *found)
 					&lock->list_link);
 	dlist_node_init(&lock->idle_link);
 	lock->nheld = 0;
+	lock->slots_held = 0;
 	lock->nwaiting = 0;
 	lock->ndormant = 0;
 	dlist_init(&lock->holders);
@@ -535,6 +537,8 @@ sync_entry_alloc(void)
 		entry->admit_limit = -1;
 		entry->persisted = false;
 		entry->claim = false;
+		entry->shared = false;
+		entry->slots = 1;
 	}
 	return entry;
 }

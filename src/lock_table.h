@@ -90,6 +90,8 @@ typedef struct SyncLock
 	int16		pattern_len;	/* semaphore: its limit comes from a pattern
 								 * row (sem_limits.c: SyncLimitValue), or 0 */
 	int32		nheld;			/* entries in holders */
+	int32		slots_held;		/* slots the holders take: the sum of their
+								 * weights (sync_entry_weight()) */
 	int32		nwaiting;		/* entries in waiters */
 	int32		ndormant;		/* entries in dormant */
 	dlist_head	holders;		/* SyncEntry, in grant order */
@@ -151,7 +153,22 @@ typedef struct SyncEntry
 								 * (UPDATE sync_state SET held = true, as
 								 * Argo's controller does): the grant pass
 								 * stops at it; see sync_claim_grantable() */
+	bool		shared;			/* mutex: a shared hold (any number coexist,
+								 * an exclusive one excludes them all) */
+	int32		slots;			/* semaphore: slots it takes; 1 otherwise */
 } SyncEntry;
+
+/*
+ * Slots a held entry takes of its lock's limit: a semaphore's entry its
+ * slots, an exclusive mutex entry the mutex's one slot, a shared one none
+ * (shared holders only keep the slot from an exclusive request: see
+ * sync_entry_fits() in wait_queue.c).
+ */
+static inline int32
+sync_entry_weight(const SyncEntry *e)
+{
+	return e->shared ? 0 : e->slots;
+}
 
 /*
  * One of the entry pool's free lists, alone in its cache line: backends

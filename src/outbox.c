@@ -38,6 +38,8 @@ typedef struct SyncOutbox
 	SyncOutboxItem items[SYNC_OUTBOX_SIZE];
 	pg_atomic_uint64 next_lease_expiry; /* earliest lease deadline, or max */
 	pg_atomic_uint32 launch_dirty;	/* launch plans or phases changed by hand */
+	pg_atomic_uint32 unfit;		/* a lowered limit left keyed requests too
+								 * big to be granted */
 	pg_atomic_uint64 launch_deadline;	/* earliest max_pending time-out */
 	pg_atomic_uint32 worker_pid;
 	int			worker_procno;	/* -1 when no worker runs */
@@ -70,6 +72,7 @@ sync_outbox_shmem_init(void)
 		Outbox->lock = &GetNamedLWLockTranche(SYNC_OUTBOX_TRANCHE)->lock;
 		pg_atomic_init_u64(&Outbox->next_lease_expiry, PG_UINT64_MAX);
 		pg_atomic_init_u32(&Outbox->launch_dirty, 1);
+		pg_atomic_init_u32(&Outbox->unfit, 1);	/* look once after a start */
 		pg_atomic_init_u64(&Outbox->launch_deadline, PG_UINT64_MAX);
 		pg_atomic_init_u32(&Outbox->worker_pid, 0);
 		Outbox->worker_procno = -1;
@@ -234,6 +237,24 @@ void
 sync_launch_set_dirty(void)
 {
 	pg_atomic_write_u32(&Outbox->launch_dirty, 1);
+}
+
+/*
+ * A lowered limit left keyed requests that can never be granted: the
+ * worker withdraws them at its next round (reconcile.c).  The caller wakes
+ * it if that round is to be now.
+ */
+void
+sync_unfit_set(void)
+{
+	pg_atomic_write_u32(&Outbox->unfit, 1);
+}
+
+/* Were keyed requests left too big since the last call? */
+bool
+sync_unfit_take(void)
+{
+	return pg_atomic_exchange_u32(&Outbox->unfit, 0) != 0;
 }
 
 /* Were launch plans changed since the last call? */

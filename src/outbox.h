@@ -48,5 +48,7 @@ extern uint64 sync_launch_due(void);
 extern void sync_launch_reset_deadline(void);
 extern void sync_launch_set_dirty(void);
 extern bool sync_launch_take_dirty(void);
+extern void sync_unfit_set(void);
+extern bool sync_unfit_take(void);
 
 #endif							/* SYNC_OUTBOX_H */

@@ -14,8 +14,11 @@
  *	   for, and written by a round 100 ms later;
  *	3. releases holds whose lease has expired (their rows are deleted; the
  *	   trigger announces "lost" and hands the slot on at commit);
- *	4. turns controllers without a recent heartbeat inactive;
- *	5. reconciles launch plans (launch.c) when plans or execution phases
+ *	4. withdraws keyed requests a lowered limit left with more slots than
+ *	   the semaphore has (announced "withdrawn", reason "limit lowered");
+ *	   a row an open transaction has locked is tried again 100 ms later;
+ *	5. turns controllers without a recent heartbeat inactive;
+ *	6. reconciles launch plans (launch.c) when plans or execution phases
  *	   were changed by hand or a max_pending deadline has come.
  *
  * No state of its own; the deadlines live in outbox.c.
@@ -52,6 +55,7 @@ sync_reconcile_round(TimestampTz *next_wake)
 	TimestampTz next_ctl;
 	uint64		lease_due;
 	bool		persist_retry;
+	bool		unfit_retry = false;
 
 	if (next_wake)
 		*next_wake = DT_NOEND;
@@ -89,6 +93,22 @@ sync_reconcile_round(TimestampTz *next_wake)
 			sync_lease_scheduled(now + USECS_PER_SEC / 2);
 	}
 
+	if (sync_unfit_take())
+	{
+		bool		retry;
+		List	   *unfit = sync_keyed_unfit(&retry);
+		n += sync_state_withdraw(unfit, SYNC_REASON_LIMIT_LOWERED);
+		/*
+		 * Look again soon: for rows not committed yet, or locked (the next
+		 * scan finds nothing once this round's deletes have committed).
+		 */
+		if (retry || unfit != NIL)
+		{
+			sync_unfit_set();
+			unfit_retry = true;
+		}
+	}
+
 	next_ctl = sync_controllers_check(now);
 
 	/*
@@ -111,7 +131,7 @@ sync_reconcile_round(TimestampTz *next_wake)
 	next = Min(next_ctl, (TimestampTz) Min(lease_due, (uint64) DT_NOEND));
 	next = Min(next, (TimestampTz) Min(sync_launch_due(), (uint64) DT_NOEND));
 	/* a grant whose row an open transaction had locked: look again soon */
-	if (persist_retry)
+	if (persist_retry || unfit_retry)
 		next = Min(next, now + USECS_PER_SEC / 10);
 	if (next_wake)
 		*next_wake = next;

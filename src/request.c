@@ -29,12 +29,15 @@
 #include "wait_queue.h"
 
 /*
- * Set up a request for names[]: every lock counts as needed; the caller
- * clears needed[i] (and recomputes partmask) for locks it has already.
- * Validates the names.
+ * Set up a request for names[], taking 'slots' of each semaphore and, if
+ * 'shared', shared holds of each mutex: every lock counts as needed; the
+ * caller clears needed[i] (and recomputes partmask) for locks it has
+ * already.  Validates the names, and the slots and mode against each
+ * lock's kind (a semaphore's limit is checked when the request is bound).
  */
 void
-sync_request_init(AcquireRequest *req, char **names, int nnames)
+sync_request_init(AcquireRequest *req, char **names, int nnames,
+				  int32 slots, bool shared)
 {
 	memset(req, 0, sizeof(AcquireRequest));
 	req->names = names;
@@ -54,6 +57,28 @@ sync_request_init(AcquireRequest *req, char **names, int nnames)
 		req->hashes[i] = sync_tag_hash(&req->tags[i]);
 		req->partmask |= 1U << sync_partition_of(req->hashes[i]);
 	}
+	if (slots < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("slots must be at least 1, not %d", slots),
+				 errhint("Ask for the number of a semaphore's slots the work takes; a mutex takes 1.")));
+	for (int i = 0; i < nnames; i++)
+	{
+		if (req->kinds[i] == SYNC_KIND_MUTEX && slots != 1)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("a mutex has one slot: slots must be 1 for \"%s\", not %d",
+							names[i], slots),
+					 errhint("Use a semaphore (\"sem/...\") for weighted slots, or mode => 'shared' to let holders share a mutex.")));
+		if (req->kinds[i] == SYNC_KIND_SEMAPHORE && shared)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("mode 'shared' is for mutexes, and \"%s\" is a semaphore",
+							names[i]),
+					 errhint("Leave mode out (it is 'exclusive') for a semaphore, or use slots to take several of its slots.")));
+	}
+	req->slots = slots;
+	req->shared = shared;
 }
 
 /*
@@ -155,6 +180,8 @@ sync_bind_entry(AcquireRequest *req, int i, SyncLock *lock, uint64 request_id,
 	e->nlocks = req->nneeded;
 	e->since = now;
 	e->queued_at = now;
+	e->slots = req->kinds[i] == SYNC_KIND_SEMAPHORE ? req->slots : 1;
+	e->shared = req->kinds[i] == SYNC_KIND_MUTEX && req->shared;
 	e->state = SYNC_ENTRY_FREE; /* in no list yet */
 }
 
@@ -178,7 +205,8 @@ sync_unbind_request(AcquireRequest *req)
  *
  * On failure, undoes its own work and returns what went wrong:
  * SYNC_BIND_TABLE_FULL (the caller may make room and try again) or
- * SYNC_BIND_NO_LIMIT (*failed is the semaphore's index).  Returns
+ * SYNC_BIND_NO_LIMIT or SYNC_BIND_TOO_MANY_SLOTS (*failed is the
+ * semaphore's index).  Returns
  * SYNC_BIND_OK and the request's first entry on success.
  */
 int
@@ -246,6 +274,14 @@ sync_bind_request(AcquireRequest *req, int32 priority, SyncScope scope,
 				return SYNC_BIND_NO_LIMIT;
 			}
 			sync_bind_entry(req, i, lock, request_id, seq, priority, scope, now);
+			if (sync_entry_unfit(req->entries[i]))
+			{
+				/* more slots than the limit: it could never be granted */
+				req->failed_limit = lock->limit;
+				sync_unbind_request(req);
+				*failed = i;
+				return SYNC_BIND_TOO_MANY_SLOTS;
+			}
 		}
 	}
 
@@ -275,6 +311,16 @@ sync_report_bind_error(AcquireRequest *req, int error, int failed)
 				 errmsg("syncwf lock table is full"),
 				 errdetail("All %d lock slots are in use.", sync_max_locks),
 				 errhint("Raise syncwf.max_locks in postgresql.conf and restart the server.")));
+	if (error == SYNC_BIND_TOO_MANY_SLOTS)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg_plural("semaphore \"%s\" has %d slot, fewer than the %d asked for",
+							   "semaphore \"%s\" has %d slots, fewer than the %d asked for",
+							   req->failed_limit,
+							   req->names[failed], req->failed_limit, req->slots),
+				 errdetail("A request that takes more slots than the limit could never be granted."),
+				 errhint("Ask for at most %d slots, or raise the limit of the semaphore's sync_limit row.",
+						 req->failed_limit)));
 	ereport(ERROR,
 			(errcode(ERRCODE_UNDEFINED_OBJECT),
 			 errmsg("semaphore \"%s\" has no limit", req->names[failed]),
@@ -341,15 +387,18 @@ sync_withdraw_request(SyncEntry *first)
 		SyncEntry  *next = e->next_in_request;
 		SyncLock   *lock = e->lock;
 
-		dlist_delete_thoroughly(&e->lock_link);
-		if (e->state == SYNC_ENTRY_PENDING)
-			lock->nwaiting--;
-		else if (e->state == SYNC_ENTRY_DORMANT)
-			lock->ndormant--;
+		if (e->state == SYNC_ENTRY_HELD)
+			sync_holder_unlink(e);
 		else
 		{
-			Assert(e->state == SYNC_ENTRY_HELD);
-			lock->nheld--;
+			dlist_delete_thoroughly(&e->lock_link);
+			if (e->state == SYNC_ENTRY_PENDING)
+				lock->nwaiting--;
+			else
+			{
+				Assert(e->state == SYNC_ENTRY_DORMANT);
+				lock->ndormant--;
+			}
 		}
 		locks[nlocks++] = lock;
 		sync_entry_free(e);		/* a keyed entry leaves its holder too */

@@ -31,12 +31,16 @@ typedef struct AcquireRequest
 	SyncLockTag *tags;
 	uint32	   *hashes;
 	SyncEntry **entries;		/* reserved shared entries, or NULL */
+	int32		slots;			/* slots of each semaphore (1 for mutexes) */
+	bool		shared;			/* shared holds of the mutexes */
+	int32		failed_limit;	/* SYNC_BIND_TOO_MANY_SLOTS: the limit */
 	bool		placeholders;	/* local placeholders were added */
 	uint32		partmask;
 	uint64		generation;		/* limit generation the limits were read at */
 } AcquireRequest;
 
-extern void sync_request_init(AcquireRequest *req, char **names, int nnames);
+extern void sync_request_init(AcquireRequest *req, char **names, int nnames,
+							  int32 slots, bool shared);
 extern void sync_discard_request(AcquireRequest *req);
 extern void sync_withdraw_request(SyncEntry *first);
 extern void sync_reserve_entries(AcquireRequest *req);
@@ -48,6 +52,7 @@ typedef enum SyncBindResult
 	SYNC_BIND_OK = 0,
 	SYNC_BIND_TABLE_FULL,		/* no lock slot, none evictable now */
 	SYNC_BIND_NO_LIMIT,			/* a semaphore lost its sync_limit row */
+	SYNC_BIND_TOO_MANY_SLOTS,	/* more slots than a semaphore's limit */
 	SYNC_BIND_HOLDERS_FULL		/* keyed: no holder slot */
 } SyncBindResult;
 

@@ -33,6 +33,8 @@ typedef struct SyncStateRow
 	int64		seq;
 	int32		admit_limit;	/* -1: none */
 	bool		claim;			/* granted only when its writer claims it */
+	int32		slots;			/* slots it takes (0 read as 1) */
+	bool		shared;			/* a shared hold of a mutex */
 	SyncLimitValue limit;		/* read: what sync_limit says of the
 								 * semaphore (limit -1: nothing) */
 } SyncStateRow;

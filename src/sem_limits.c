@@ -40,7 +40,8 @@
  * partition lock of each changed semaphore (every partition after a
  * TRUNCATE).
  *
- * Layer 3: calls layers 0-2 (names.c, tables.c, lock_table.c, wait_queue.c).
+ * Layer 3: calls layers 0-2 (names.c, tables.c, lock_table.c, outbox.c,
+ * wait_queue.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -60,6 +61,7 @@
 #include "sem_limits.h"
 #include "lock_table.h"
 #include "names.h"
+#include "outbox.h"
 #include "tables.h"
 #include "wait_queue.h"
 
@@ -571,7 +573,15 @@ sync_limit_apply(SyncLock *lock, const SyncLimitValue *given)
 	/*
 	 * A raised limit grants at once; a lowered one preempts nobody, and a
 	 * lowered max_waiters leaves the queue as it is (it refuses newcomers).
+	 * Requests for more slots than a lowered limit are passed over from
+	 * now on; their owners are told: a backend wakes and fails, the worker
+	 * withdraws a keyed one.
 	 */
+	if (sync_queue_wake_unfit(lock))
+	{
+		sync_unfit_set();
+		sync_worker_wake();
+	}
 	sync_grant_waiters(lock);
 }
 

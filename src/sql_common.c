@@ -129,6 +129,50 @@ sync_priority_arg(FunctionCallInfo fcinfo, int argno)
 	return PG_GETARG_INT32(argno);
 }
 
+/*
+ * slots argument (1 when the function's SQL definition predates it); the
+ * range is checked against the locks named (request.c).
+ */
+int32
+sync_slots_arg(FunctionCallInfo fcinfo, int argno)
+{
+	if (PG_NARGS() <= argno)
+		return 1;
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("slots must not be null"),
+				 errhint("Omit the argument to take 1 slot.")));
+	return PG_GETARG_INT32(argno);
+}
+
+/*
+ * mode argument: true for 'shared', false for 'exclusive' (and when the
+ * function's SQL definition predates it).
+ */
+bool
+sync_mode_arg(FunctionCallInfo fcinfo, int argno)
+{
+	char	   *mode;
+
+	if (PG_NARGS() <= argno)
+		return false;
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("mode must not be null"),
+				 errhint("Omit the argument for an exclusive hold.")));
+	mode = text_to_cstring(PG_GETARG_TEXT_PP(argno));
+	if (strcmp(mode, "shared") == 0)
+		return true;
+	if (strcmp(mode, "exclusive") != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("unknown lock mode \"%s\"", mode),
+				 errhint("The modes are 'exclusive' (the default) and 'shared'.")));
+	return false;
+}
+
 char *
 sync_name_arg(FunctionCallInfo fcinfo, int argno)
 {

@@ -29,8 +29,9 @@
 #include "sql_common.h"
 
 /*
- * sync_request(lock_name, holder, priority, controller, lease, queued_at),
- * for one lock or several (with_names: the rows name their lock).
+ * sync_request(lock_name, holder, priority, controller, lease, queued_at,
+ * slots, mode), for one lock or several (with_names: the rows name their
+ * lock).
  */
 static void
 sync_request_common(FunctionCallInfo fcinfo, char **names, int nnames, bool with_names)
@@ -57,6 +58,8 @@ sync_request_common(FunctionCallInfo fcinfo, char **names, int nnames, bool with
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("queued_at must be a finite time"),
 				 errhint("Pass the workflow's creation time, or NULL for now.")));
+	kr.slots = sync_slots_arg(fcinfo, 6);
+	kr.shared = sync_mode_arg(fcinfo, 7);
 
 	InitMaterializedSRF(fcinfo, 0);
 	sync_enter(SYNC_ENTER_KEYED_DB | SYNC_ENTER_WRITE | SYNC_ENTER_LOADED, NULL);

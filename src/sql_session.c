@@ -25,10 +25,13 @@ sync_acquire_one(FunctionCallInfo fcinfo, SyncScope scope, bool wait)
 	char	   *name = sync_name_arg(fcinfo, 0);
 	int32		priority = sync_priority_arg(fcinfo, 1);
 	int64		timeout_us = wait ? sync_timeout_arg(fcinfo, 2) : -1;
+	int32		slots = sync_slots_arg(fcinfo, wait ? 3 : 2);
+	bool		shared = sync_mode_arg(fcinfo, wait ? 4 : 3);
 	int64		token;
 
 	sync_enter(SYNC_ENTER_LOADED, NULL);
-	if (!sync_acquire_locks(&name, 1, priority, scope, wait, timeout_us, &token))
+	if (!sync_acquire_locks(&name, 1, priority, slots, shared, scope, wait,
+							timeout_us, &token))
 		PG_RETURN_NULL();
 	PG_RETURN_INT64(token);
 }
@@ -40,10 +43,13 @@ sync_acquire_many(FunctionCallInfo fcinfo, SyncScope scope, bool wait)
 	char	  **names = sync_names_arg(fcinfo, 0, &nnames);
 	int32		priority = sync_priority_arg(fcinfo, 1);
 	int64		timeout_us = wait ? sync_timeout_arg(fcinfo, 2) : -1;
+	int32		slots = sync_slots_arg(fcinfo, wait ? 3 : 2);
+	bool		shared = sync_mode_arg(fcinfo, wait ? 4 : 3);
 	int64	   *tokens = palloc(sizeof(int64) * nnames);
 
 	sync_enter(SYNC_ENTER_LOADED, NULL);
-	if (!sync_acquire_locks(names, nnames, priority, scope, wait, timeout_us, tokens))
+	if (!sync_acquire_locks(names, nnames, priority, slots, shared, scope, wait,
+							timeout_us, tokens))
 		PG_RETURN_NULL();
 	PG_RETURN_ARRAYTYPE_P(sync_tokens_array(tokens, nnames));
 }

@@ -41,13 +41,13 @@ sync_lock_status(PG_FUNCTION_ARGS)
 	/*
 	 * Columns past the fifth are filled only if the SQL function has them:
 	 * with the 1.4 definition, before ALTER EXTENSION syncwf UPDATE, it has
-	 * five.
+	 * five (tuplestore_putvalues() takes as many as the descriptor has).
 	 */
-	Assert(rsinfo->setDesc->natts <= 7);
+	Assert(rsinfo->setDesc->natts <= 8);
 	for (int i = 0; i < nrows; i++)
 	{
-		Datum		values[7];
-		bool		nulls[7] = {false};
+		Datum		values[8];
+		bool		nulls[8] = {false};
 
 		values[0] = CStringGetTextDatum(rows[i].name);
 		values[1] = CStringGetTextDatum(rows[i].kind == SYNC_KIND_MUTEX ? "mutex" : "semaphore");
@@ -59,6 +59,7 @@ sync_lock_status(PG_FUNCTION_ARGS)
 		nulls[5] = (rows[i].limit_row == NULL);
 		values[6] = Int32GetDatum(rows[i].max_waiters);
 		nulls[6] = (rows[i].max_waiters < 0);
+		values[7] = Int32GetDatum(rows[i].slots_held);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;
@@ -76,11 +77,13 @@ sync_entry_status(PG_FUNCTION_ARGS)
 	sync_enter(SYNC_ENTER_LOADED, NULL);
 	InitMaterializedSRF(fcinfo, 0);
 	nrows = sync_status_entries(&rows);
+	/* the last two columns only with the 1.5 definition (see above) */
+	Assert(rsinfo->setDesc->natts <= 15);
 	for (int i = 0; i < nrows; i++)
 	{
 		EntryRow   *row = &rows[i];
-		Datum		values[13];
-		bool		nulls[13] = {false};
+		Datum		values[15];
+		bool		nulls[15] = {false};
 		bool		held = (row->state == SYNC_ENTRY_HELD);
 		bool		keyed = (row->scope == SYNC_SCOPE_KEYED);
 
@@ -103,6 +106,10 @@ sync_entry_status(PG_FUNCTION_ARGS)
 		values[11] = TimestampTzGetDatum(row->lease_expires);
 		nulls[11] = (row->lease_expires == 0);
 		values[12] = BoolGetDatum(row->state != SYNC_ENTRY_DORMANT);
+		values[13] = Int32GetDatum(row->slots);
+		values[14] = row->kind == SYNC_KIND_MUTEX
+			? CStringGetTextDatum(row->shared ? "shared" : "exclusive") : (Datum) 0;
+		nulls[14] = (row->kind != SYNC_KIND_MUTEX);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;

@@ -64,6 +64,8 @@ typedef enum StateColumn
 	COL_SEQ,
 	COL_ADMIT_LIMIT,
 	COL_CLAIM,					/* from version 1.2 on */
+	COL_SLOTS,					/* from version 1.5 on */
+	COL_MODE,					/* from version 1.5 on */
 	SYNC_STATE_NCOLS
 } StateColumn;
 
@@ -79,8 +81,11 @@ static Oid	state_pkey = InvalidOid;
 static const char *const state_columns[SYNC_STATE_NCOLS] = {
 	"name", "workflowkey", "controller", "held", "priority", "time", "token",
 	"granted_at", "lease", "lease_expires", "owner", "request_id", "seq",
-	"admit_limit", "claim"
+	"admit_limit", "claim", "slots", "mode"
 };
+
+/* Columns from COL_CLAIM on are missing in older versions of the table. */
+#define COL_FIRST_OPTIONAL	COL_CLAIM
 
 /*
  * Find the columns and the primary key of sync_state 'rel' (once per
@@ -99,7 +104,7 @@ sync_state_layout(Relation rel)
 	for (int c = 0; c < SYNC_STATE_NCOLS; c++)
 	{
 		state_attnums[c] = get_attnum(RelationGetRelid(rel), state_columns[c]);
-		if (state_attnums[c] == InvalidAttrNumber && c != COL_CLAIM)
+		if (state_attnums[c] == InvalidAttrNumber && c < COL_FIRST_OPTIONAL)
 			elog(ERROR, "column \"%s\" of sync_state is missing", state_columns[c]);
 	}
 	pkey = sync_primary_key_index(rel);
@@ -151,7 +156,7 @@ sync_state_insert_row(Datum *values, bool *isnull)
 	for (int c = 0; c < SYNC_STATE_NCOLS; c++)
 	{
 		if (state_attnums[c] == InvalidAttrNumber)
-			continue;			/* claim, before version 1.2 */
+			continue;			/* a column of a later version */
 		slot->tts_values[state_attnums[c] - 1] = values[c];
 		slot->tts_isnull[state_attnums[c] - 1] = isnull[c];
 	}
@@ -271,7 +276,22 @@ sync_state_insert(SyncStateRow *row)
 	values[COL_ADMIT_LIMIT] = Int32GetDatum(row->admit_limit);
 	isnull[COL_ADMIT_LIMIT] = row->admit_limit < 0;
 	values[COL_CLAIM] = BoolGetDatum(row->claim);
+	values[COL_SLOTS] = Int32GetDatum(Max(row->slots, 1));
+	values[COL_MODE] = sync_state_mode_datum(row->name, row->shared);
+	isnull[COL_MODE] = (values[COL_MODE] == (Datum) 0);
 	sync_state_insert_row(values, isnull);
+}
+
+/*
+ * The mode column of lock 'name': 'shared' or 'exclusive' for a mutex,
+ * (Datum) 0 (NULL) for a semaphore.
+ */
+Datum
+sync_state_mode_datum(const char *name, bool shared)
+{
+	if (strncmp(name, "mtx/", 4) != 0)
+		return (Datum) 0;
+	return CStringGetTextDatum(shared ? "shared" : "exclusive");
 }
 
 /*

@@ -16,6 +16,7 @@
 #include "rows.h"
 
 extern void sync_state_insert(SyncStateRow *row);
+extern Datum sync_state_mode_datum(const char *name, bool shared);
 extern List *sync_state_delete(const char *name, const char *holder);
 extern bool sync_state_grant(SyncStateRow *row);
 extern bool sync_state_row_of(Relation rel, HeapTuple tuple, SyncStateRow *row);

@@ -84,6 +84,7 @@ typedef enum StatePlan
 	PLAN_PERSIST_SKIP_LOCKED,
 	PLAN_PERSIST_PENDING,
 	PLAN_EXPIRE,
+	PLAN_WITHDRAW,
 	PLAN_CTL_UPSERT,
 	PLAN_CTL_DELETE,
 	PLAN_DELETE_BY_CONTROLLER,
@@ -147,6 +148,12 @@ static const PlanDef plan_defs[NUM_PLANS] = {
 		"WHERE name" EQ "$1 AND workflowkey" EQ "$2 AND token" EQ "$3 AND held "
 		"AND lease_expires OPERATOR(pg_catalog.<=) pg_catalog.clock_timestamp() "
 		"FOR UPDATE SKIP LOCKED)",
+	3, {TEXTOID, TEXTOID, INT8OID}},
+	/* the same, for a pending request */
+	[PLAN_WITHDRAW] = {false,
+		"DELETE FROM %1$s WHERE ctid" EQ "(SELECT ctid FROM %1$s "
+		"WHERE name" EQ "$1 AND workflowkey" EQ "$2 AND request_id" EQ "$3 "
+		"AND NOT held FOR UPDATE SKIP LOCKED)",
 	3, {TEXTOID, TEXTOID, INT8OID}},
 	[PLAN_CTL_UPSERT] = {true,
 		"INSERT INTO %s AS c (controller, time) VALUES ($1, pg_catalog.clock_timestamp()) "
@@ -372,26 +379,49 @@ sync_state_persist(SyncStateRow *row, bool *skipped)
 }
 
 /*
- * Delete the rows of expired leases (the delete trigger announces and
- * releases them); returns how many rows went, with the trigger's.
+ * Run the DELETE 'which' for each row of 'rows' (name, holder, and the
+ * row's token or request id as the third parameter), with 'reason' for
+ * the trigger.  Returns how many rows went, with the trigger's.
  */
-int
-sync_state_expire(List *expired)
+static int
+sync_exec_delete_each(StatePlan which, List *rows, bool by_token, const char *reason)
 {
 	ListCell   *lc;
 	int			n = 0;
 
-	foreach(lc, expired)
+	foreach(lc, rows)
 	{
 		SyncStateRow *row = (SyncStateRow *) lfirst(lc);
 		Datum		values[3];
 
 		values[0] = CStringGetTextDatum(row->name);
 		values[1] = CStringGetTextDatum(row->holder);
-		values[2] = Int64GetDatum(row->token);
-		n += sync_exec_delete(PLAN_EXPIRE, values, "lease expired");
+		values[2] = Int64GetDatum(by_token ? row->token : row->request_id);
+		n += sync_exec_delete(which, values, reason);
 	}
 	return n;
+}
+
+/*
+ * Delete the rows of expired leases (the delete trigger announces and
+ * releases them); returns how many rows went, with the trigger's.
+ */
+int
+sync_state_expire(List *expired)
+{
+	return sync_exec_delete_each(PLAN_EXPIRE, expired, true, "lease expired");
+}
+
+/*
+ * Delete the rows of pending requests 'rows' (name, holder, request id),
+ * announced as "withdrawn" with 'reason' by the delete trigger, which
+ * withdraws them at commit.  A row an open transaction has locked is
+ * skipped.  Returns how many rows went, with the trigger's.
+ */
+int
+sync_state_withdraw(List *rows, const char *reason)
+{
+	return sync_exec_delete_each(PLAN_WITHDRAW, rows, false, reason);
 }
 
 /*
@@ -432,13 +462,17 @@ sync_state_read_all(List **controllers)
 
 	sql = psprintf("SELECT s.name, s.workflowkey, s.controller, s.held, s.priority, s.time, "
 				   "s.token, s.granted_at, s.lease, s.lease_expires, s.owner::pg_catalog.oid, "
-				   "s.request_id, s.seq, l.sizelimit, s.admit_limit, %s, %s "
+				   "s.request_id, s.seq, l.sizelimit, s.admit_limit, %s, %s, %s, %s "
 				   "FROM %s s LEFT JOIN %s l ON l.name OPERATOR(pg_catalog.=) "
 				   "pg_catalog.substr(s.name, 5) AND s.name OPERATOR(pg_catalog.~~) 'sem/%%' "
 				   "ORDER BY s.held DESC, s.priority DESC, s.time, s.seq",
 				   get_attnum(t->state, "claim") != InvalidAttrNumber ? "s.claim" : "false",
 				   get_attnum(t->limit, "max_waiters") != InvalidAttrNumber ?
 				   "l.max_waiters" : "NULL::pg_catalog.int4",
+				   get_attnum(t->state, "slots") != InvalidAttrNumber ?
+				   "s.slots" : "1",
+				   get_attnum(t->state, "mode") != InvalidAttrNumber ?
+				   "s.mode OPERATOR(pg_catalog.=) 'shared'" : "false",
 				   state, limits);
 	rc = SPI_execute_snapshot(SPI_prepare(sql, 0, NULL), NULL, NULL, snapshot,
 							  InvalidSnapshot, true, false, 0);
@@ -478,6 +512,10 @@ sync_state_read_all(List **controllers)
 		d = SPI_getbinval(tup, desc, 17, &isnull);
 		row->limit.max_waiters = isnull ? -1 : DatumGetInt32(d);
 		row->limit.pattern_len = 0;
+		d = SPI_getbinval(tup, desc, 18, &isnull);
+		row->slots = isnull ? 1 : DatumGetInt32(d);
+		d = SPI_getbinval(tup, desc, 19, &isnull);
+		row->shared = !isnull && DatumGetBool(d);
 		rows = lappend(rows, row);
 		MemoryContextSwitchTo(old);
 	}

@@ -16,6 +16,8 @@
 
 /* The reason of a release by its holder: no event is sent. */
 #define SYNC_REASON_RELEASED	"released"
+/* why the worker withdraws a request a lowered limit left too big */
+#define SYNC_REASON_LIMIT_LOWERED	"limit lowered"
 
 extern void sync_state_set_priority(const char *name, const char *holder,
 									int32 priority);
@@ -25,6 +27,7 @@ extern TimestampTz sync_state_refresh(const char *name, const char *holder,
 									  int64 lease_us, bool *found);
 extern bool sync_state_persist(SyncStateRow *row, bool *skipped);
 extern int	sync_state_expire(List *expired);
+extern int	sync_state_withdraw(List *rows, const char *reason);
 extern List *sync_state_read_all(List **controllers);
 extern TimestampTz sync_controller_upsert(const char *controller);
 extern int	sync_controller_rows_delete(const char *controller,

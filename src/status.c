@@ -44,6 +44,9 @@ sync_copy_entries(dlist_head *list, EntryRow *rows, int nrows, const char *name,
 		row->priority = e->priority;
 		row->position = queued ? ++position : 0;
 		row->nlocks = e->nlocks;
+		row->slots = e->slots;
+		row->shared = e->shared;
+		row->kind = e->lock->kind;
 		row->token = e->token;
 		row->since = e->since;
 		row->holder = NULL;
@@ -92,6 +95,7 @@ sync_status_locks(LockRow **rows_out)
 		row->limit = (lock->limit_defined && sync_lock_slots(lock) != PG_INT32_MAX) ?
 			sync_lock_slots(lock) : -1;
 		row->nheld = lock->nheld;
+		row->slots_held = lock->slots_held;
 		row->nwaiting = lock->nwaiting + lock->ndormant;
 		row->limit_row = sync_limit_row_name(lock);
 		row->max_waiters = (row->limit_row != NULL) ? lock->max_waiters : -1;

@@ -17,6 +17,7 @@ typedef struct LockRow
 	uint8		kind;
 	int32		limit;
 	int32		nheld;
+	int32		slots_held;		/* slots the holders take */
 	int32		nwaiting;
 	char	   *limit_row;		/* sync_limit row that applies, or NULL */
 	int32		max_waiters;	/* -1: no cap */
@@ -31,6 +32,9 @@ typedef struct EntryRow
 	int32		priority;
 	int32		position;
 	int32		nlocks;
+	int32		slots;			/* of a semaphore; 1 for a mutex */
+	bool		shared;			/* a shared hold of a mutex */
+	uint8		kind;			/* of its lock: SyncLockKind */
 	uint64		token;
 	TimestampTz since;
 	char	   *holder;			/* keyed */

@@ -131,7 +131,17 @@ sync_state_fill(Relation rel, HeapTuple tuple, const SyncStateRow *row, bool all
 		if (cols[i] <= 0)
 			elog(ERROR, "column \"%s\" of sync_state is missing", columns[i]);
 	}
-	return heap_modify_tuple_by_cols(tuple, desc, ncols, cols, values, isnull);
+	tuple = heap_modify_tuple_by_cols(tuple, desc, ncols, cols, values, isnull);
+	if (all && SPI_fnumber(desc, "mode") > 0)
+	{
+		/* a mutex's mode is spelled out, as syncwf writes its own rows */
+		int			col = SPI_fnumber(desc, "mode");
+		Datum		mode = sync_state_mode_datum(row->name, row->shared);
+
+		isnull[0] = (mode == (Datum) 0);
+		tuple = heap_modify_tuple_by_cols(tuple, desc, 1, &col, &mode, isnull);
+	}
+	return tuple;
 }
 
 /*
@@ -247,6 +257,24 @@ sync_state_foreign_insert(Relation rel, HeapTuple tuple)
 				 errhint("Write the workflow's creation time, or NULL for now.")));
 	if (kr.has_queued_at)
 		kr.queued_at = sync_tie_break(kr.queued_at, kr.holder);
+	kr.slots = 1;
+	if (SPI_fnumber(RelationGetDescr(rel), "slots") > 0)
+	{
+		d = sync_state_column(rel, tuple, "slots", &isnull);
+		kr.slots = isnull ? 1 : DatumGetInt32(d);
+	}
+	if (SPI_fnumber(RelationGetDescr(rel), "mode") > 0)
+	{
+		char	   *mode = sync_state_text(rel, tuple, "mode");
+
+		if (mode != NULL && strcmp(mode, "shared") != 0 &&
+			strcmp(mode, "exclusive") != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("unknown lock mode \"%s\" in a sync_state row", mode),
+					 errhint("The modes are 'exclusive' (the default) and 'shared'; leave mode NULL for a semaphore.")));
+		kr.shared = (mode != NULL && strcmp(mode, "shared") == 0);
+	}
 	kr.names = &name;
 	kr.nnames = 1;
 	kr.admit_limit = -1;

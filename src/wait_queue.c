@@ -14,8 +14,17 @@
  *	  that a request carrying its own limit (a launch plan execution) passes
  *	  waiters that are held back only by their own, lower, limit;
  *	- a request naming several locks is granted all at once, when it is at
- *	  the front of every one of its queues and each lock has a free slot;
+ *	  the front of every one of its queues and each lock has room for it;
  *	  until then it blocks every queue it fronts (Argo's rule);
+ *	- a request has room when its weight fits (sync_entry_fits()): the
+ *	  slots it asks of a semaphore are free, all at once; an exclusive
+ *	  mutex request finds no holder; a shared one finds no exclusive
+ *	  holder.  A front request that does not fit stops the pass, so small
+ *	  or shared requests behind it never starve it; consecutive shared
+ *	  requests at the front are granted in one pass;
+ *	- a request for more slots than its semaphore's limit (one that was
+ *	  lowered under it) can never be granted: everyone passes over it, and
+ *	  its owner is told (sync_queue_wake_unfit());
  *	- whoever frees a slot (release, session or transaction end, a raised
  *	  limit, a cancelled waiter) runs the grant pass for that lock, grants
  *	  the front request(s) and sets their owners' latches.  Waiters sleep on
@@ -80,16 +89,78 @@ sync_lock_slots(SyncLock *lock)
 }
 
 /*
- * Holders the lock may have for this entry to be granted: the lock's
- * slots, or fewer if the entry carries its own limit (a launch plan
- * version's max_concurrency, see launch.c).
+ * Can entry 'e' never be granted, because it asks for more slots than its
+ * semaphore's limit (lowered since it came)?  A limit of 0 pauses a
+ * semaphore: then everyone waits, and nobody is unfit.
  */
-static inline int
-sync_entry_slots(SyncEntry *e)
+bool
+sync_entry_unfit(const SyncEntry *e)
 {
-	int			slots = sync_lock_slots(e->lock);
+	SyncLock   *lock = e->lock;
 
-	return (e->admit_limit >= 0 && e->admit_limit < slots) ? e->admit_limit : slots;
+	return lock->kind == SYNC_KIND_SEMAPHORE && lock->limit > 0 &&
+		e->slots > lock->limit;
+}
+
+/*
+ * Does entry 'e' fit into its lock, as far as the lock's own limit goes,
+ * when the lock has 'nheld' holders taking 'slots_held' slots?  A
+ * semaphore needs all of e's slots free; an exclusive mutex request no
+ * holder at all; a shared one no exclusive holder (shared holders take no
+ * slot: sync_entry_weight()).
+ */
+static inline bool
+sync_lock_fits(const SyncEntry *e, int nheld, int slots_held)
+{
+	SyncLock   *lock = e->lock;
+
+	if (lock->kind == SYNC_KIND_MUTEX)
+		return e->shared ? slots_held == 0 : nheld == 0;
+	return slots_held <= lock->limit - e->slots;
+}
+
+/*
+ * Is entry 'e' held back by its own limit (a launch plan version's
+ * max_concurrency, see launch.c): the lock has that many holders?
+ */
+static inline bool
+sync_entry_at_own_limit(const SyncEntry *e, int nheld)
+{
+	return e->admit_limit >= 0 && nheld >= e->admit_limit;
+}
+
+/* Does entry 'e' fit now, under the lock's limit and its own? */
+static inline bool
+sync_entry_fits(const SyncEntry *e)
+{
+	return sync_lock_fits(e, e->lock->nheld, e->lock->slots_held) &&
+		!sync_entry_at_own_limit(e, e->lock->nheld);
+}
+
+/*
+ * Link a granted entry into its lock's holders, or take one out, keeping
+ * the counts.  Caller holds the partition exclusively.
+ */
+void
+sync_holder_link(SyncLock *lock, SyncEntry *e)
+{
+	Assert(sync_partition_held(lock->hashcode, true));
+	Assert(e->lock == lock && dlist_node_is_detached(&e->lock_link));
+	dlist_push_tail(&lock->holders, &e->lock_link);
+	lock->nheld++;
+	lock->slots_held += sync_entry_weight(e);
+}
+
+void
+sync_holder_unlink(SyncEntry *e)
+{
+	SyncLock   *lock = e->lock;
+
+	Assert(sync_partition_held(lock->hashcode, true));
+	Assert(lock->nheld > 0 && lock->slots_held >= sync_entry_weight(e));
+	dlist_delete_thoroughly(&e->lock_link);
+	lock->nheld--;
+	lock->slots_held -= sync_entry_weight(e);
 }
 
 /*
@@ -220,7 +291,9 @@ sync_queue_unlink(SyncEntry *first)
 	} while (e != first);
 }
 
-/* The first waiter of a lock that is not reserved, or NULL. */
+/*
+ * The first waiter of a lock that is neither reserved nor unfit, or NULL.
+ */
 static SyncEntry *
 sync_queue_front(SyncLock *lock)
 {
@@ -230,10 +303,44 @@ sync_queue_front(SyncLock *lock)
 	{
 		SyncEntry  *w = dlist_container(SyncEntry, lock_link, iter.cur);
 
-		if (!TransactionIdIsValid(w->reserved_xid))
+		if (!TransactionIdIsValid(w->reserved_xid) && !sync_entry_unfit(w))
 			return w;
 	}
 	return NULL;
+}
+
+/*
+ * After the limit of a lock was lowered: wake the owners of session and
+ * transaction requests that can never be granted now (sync_entry_unfit()),
+ * which then end with an error (holds.c).  Returns whether a keyed request
+ * is among them: the worker withdraws those.  Caller holds the partition.
+ */
+bool
+sync_queue_wake_unfit(SyncLock *lock)
+{
+	dlist_head *lists[2] = {&lock->waiters, &lock->dormant};
+	bool		keyed = false;
+
+	Assert(sync_partition_held(lock->hashcode, false));
+	if (lock->kind != SYNC_KIND_SEMAPHORE || lock->limit <= 0)
+		return false;
+	for (int l = 0; l < 2; l++)
+	{
+		dlist_iter	iter;
+
+		dlist_foreach(iter, lists[l])
+		{
+			SyncEntry  *w = dlist_container(SyncEntry, lock_link, iter.cur);
+
+			if (!sync_entry_unfit(w))
+				continue;
+			if (w->scope == SYNC_SCOPE_KEYED)
+				keyed = true;
+			else if (w->procno != sync_my_procno())
+				SetLatch(&GetPGProcByNumber(w->procno)->procLatch);
+		}
+	}
+	return keyed;
 }
 
 /*
@@ -279,9 +386,9 @@ sync_passes_waiters(SyncLock *lock, SyncEntry *e)
 
 		if (w == e)
 			return true;
-		if (TransactionIdIsValid(w->reserved_xid))
+		if (TransactionIdIsValid(w->reserved_xid) || sync_entry_unfit(w))
 			continue;
-		if (w->admit_limit < 0 || lock->nheld < w->admit_limit)
+		if (!sync_entry_at_own_limit(w, lock->nheld))
 			return false;
 	}
 	return true;
@@ -305,7 +412,7 @@ sync_request_grantable(SyncEntry *entry, bool respect_queue)
 		SyncLock   *lock = e->lock;
 
 		Assert(sync_partition_held(lock->hashcode, false));
-		if (lock->nheld >= sync_entry_slots(e))
+		if (!sync_entry_fits(e))
 			return false;
 		/* a reserved entry is granted by its hand-off only */
 		if (TransactionIdIsValid(e->reserved_xid))
@@ -334,12 +441,13 @@ sync_request_grantable(SyncEntry *entry, bool respect_queue)
 
 /*
  * May entry 'e' be granted now, as far as its own lock goes?  For
- * assertions, independently of the code that decides: the lock has a slot
+ * assertions, independently of the code that decides: the lock has room
  * for it under the lock's limit and its own (so a grant never takes a lock
  * past its limit; a lowered limit may leave more holders, but then nobody
  * is granted), and it is at the front of the queue.  That is, every waiter
- * ahead of it (the whole queue, if it is not queued) is one that only a
- * request with a limit of its own may pass, one held back by its own limit;
+ * ahead of it (the whole queue, if it is not queued) is reserved, unfit,
+ * or one that only a request with a limit of its own may pass, one held
+ * back by its own limit;
  * entries of inactive controllers are in the dormant list, not the queue,
  * so they are passed over whatever they are.  At most
  * SYNC_CHECK_PASSED_MAX waiters ahead are looked at.
@@ -351,7 +459,11 @@ sync_entry_grantable_check(SyncEntry *e)
 	dlist_iter	iter;
 	int			looked = 0;
 
-	if (lock->nheld >= sync_entry_slots(e))
+	if (lock->kind == SYNC_KIND_MUTEX
+		? (e->slots != 1 || (e->shared ? lock->slots_held != 0 : lock->nheld != 0))
+		: (e->shared || lock->slots_held + e->slots > lock->limit))
+		return false;
+	if (e->admit_limit >= 0 && lock->nheld >= e->admit_limit)
 		return false;
 	if (e->state != SYNC_ENTRY_PENDING && e->state != SYNC_ENTRY_FREE)
 		return false;
@@ -363,7 +475,10 @@ sync_entry_grantable_check(SyncEntry *e)
 
 		if (w == e)
 			return true;
-		if (w->state == SYNC_ENTRY_PENDING && TransactionIdIsValid(w->reserved_xid))
+		if (w->state == SYNC_ENTRY_PENDING &&
+			(TransactionIdIsValid(w->reserved_xid) ||
+			 (lock->kind == SYNC_KIND_SEMAPHORE && lock->limit > 0 &&
+			  w->slots > lock->limit)))
 			continue;
 		if (w->state != SYNC_ENTRY_PENDING || e->admit_limit < 0 ||
 			w->admit_limit < 0 || lock->nheld < w->admit_limit)
@@ -415,8 +530,7 @@ sync_request_grant(SyncEntry *entry, bool forced)
 		e->state = SYNC_ENTRY_HELD;
 		e->token = sync_next_token();
 		e->since = now;
-		dlist_push_tail(&lock->holders, &e->lock_link);
-		lock->nheld++;
+		sync_holder_link(lock, e);
 		if (e->scope == SYNC_SCOPE_KEYED)
 		{
 			Assert(keyed_grant_hook != NULL);
@@ -460,29 +574,29 @@ typedef enum SyncPassStep
 
 /*
  * The rules of the grant pass, for waiter 'w' of 'lock' when the lock has
- * 'nheld' holders; *passing says whether a waiter held back by its own
- * limit was passed over already (then only those with a limit of their own
- * may go on).  Used by the pass itself and by the hand-off's look ahead,
- * so that both choose alike.
+ * 'nheld' holders taking 'slots_held' slots; *passing says whether a
+ * waiter held back by its own limit was passed over already (then only
+ * those with a limit of their own may go on).  Used by the pass itself and
+ * by the hand-off's look ahead, so that both choose alike.
  */
 static SyncPassStep
-sync_pass_step(SyncLock *lock, SyncEntry *w, int nheld, bool *passing)
+sync_pass_step(SyncEntry *w, int nheld, int slots_held, bool *passing)
 {
 	Assert(w->state == SYNC_ENTRY_PENDING);
 	/* reserved: its hand-off brings its own slot */
 	if (TransactionIdIsValid(w->reserved_xid))
 		return SYNC_PASS_NEXT;
-	if (nheld >= sync_lock_slots(lock))
+	/* more slots than the limit: it never fits, nobody waits for it */
+	if (sync_entry_unfit(w))
+		return SYNC_PASS_NEXT;
+	/* no room for it: it keeps its place, and those behind wait */
+	if (!sync_lock_fits(w, nheld, slots_held))
 		return SYNC_PASS_STOP;
-	if (nheld >= sync_entry_slots(w))
+	if (sync_entry_at_own_limit(w, nheld))
 	{
 		/* held back by its own limit: those behind may go (see above) */
-		if (w->admit_limit >= 0)
-		{
-			*passing = true;
-			return SYNC_PASS_NEXT;
-		}
-		return SYNC_PASS_STOP;
+		*passing = true;
+		return SYNC_PASS_NEXT;
 	}
 	/* ... if they carry a limit of their own; the others keep order */
 	if (*passing && w->admit_limit < 0)
@@ -509,7 +623,8 @@ sync_grant_waiters(SyncLock *lock)
 	dlist_foreach_modify(iter, &lock->waiters)
 	{
 		SyncEntry  *front = dlist_container(SyncEntry, lock_link, iter.cur);
-		SyncPassStep step = sync_pass_step(lock, front, lock->nheld, &passing);
+		SyncPassStep step = sync_pass_step(front, lock->nheld, lock->slots_held,
+										   &passing);
 
 		if (step == SYNC_PASS_NEXT)
 			continue;
@@ -543,15 +658,15 @@ sync_waiting_to_held(SyncEntry *e, uint64 token, TimestampTz since)
 	e->state = SYNC_ENTRY_HELD;
 	e->token = token;
 	e->since = since;
-	dlist_push_tail(&lock->holders, &e->lock_link);
-	lock->nheld++;
+	sync_holder_link(lock, e);
 }
 
 /*
  * The hand-off's look ahead (keyed_xact.c): the waiter the grant pass
  * would grant first if 'held' gave up its slot now, or NULL if the pass
  * would grant nobody, or would stop at a request of several locks (which
- * needs every one of its partitions).  Caller holds the lock's partition.
+ * needs every one of its partitions), or at one that takes more slots
+ * than 'held' (see below).  Caller holds the lock's partition.
  */
 SyncEntry *
 sync_queue_handoff_candidate(SyncEntry *held)
@@ -565,11 +680,24 @@ sync_queue_handoff_candidate(SyncEntry *held)
 	dlist_foreach(iter, &lock->waiters)
 	{
 		SyncEntry  *w = dlist_container(SyncEntry, lock_link, iter.cur);
-		SyncPassStep step = sync_pass_step(lock, w, lock->nheld - 1, &passing);
+		SyncPassStep step = sync_pass_step(w, lock->nheld - 1,
+										   lock->slots_held - sync_entry_weight(held),
+										   &passing);
 
 		if (step == SYNC_PASS_NEXT)
 			continue;
 		if (step == SYNC_PASS_STOP || w->nlocks > 1)
+			return NULL;
+
+		/*
+		 * Only a waiter that takes no more than 'held' gives up: until the
+		 * hand-off commits, everyone passes over the reserved waiter, so
+		 * free slots it would need besides (or, for an exclusive waiter
+		 * after a shared holder, the room no shared holder may take
+		 * meanwhile) could go to others first.  A bigger waiter is granted
+		 * by the grant pass after the commit instead.
+		 */
+		if (sync_entry_weight(w) > sync_entry_weight(held))
 			return NULL;
 		return w;
 	}
@@ -590,15 +718,12 @@ void
 sync_handoff_grant(SyncEntry *releasing, SyncEntry *next, uint64 token,
 				   TimestampTz since)
 {
-	SyncLock   *lock = next->lock;
-
-	Assert(sync_partition_held(lock->hashcode, true));
-	Assert(releasing->lock == lock && releasing->state == SYNC_ENTRY_HELD);
+	Assert(sync_partition_held(next->lock->hashcode, true));
+	Assert(releasing->lock == next->lock && releasing->state == SYNC_ENTRY_HELD);
 	Assert(next->scope == SYNC_SCOPE_KEYED && next->nlocks == 1);
 	Assert(TransactionIdIsValid(next->reserved_xid));
 	Assert(next->state == SYNC_ENTRY_PENDING || next->state == SYNC_ENTRY_DORMANT);
-	dlist_delete_thoroughly(&releasing->lock_link);
-	lock->nheld--;
+	sync_holder_unlink(releasing);
 	sync_waiting_to_held(next, token, since);
 	Assert(keyed_grant_hook != NULL);
 	keyed_grant_hook(next);
@@ -623,7 +748,7 @@ sync_claim_grantable(SyncEntry *e)
 	dlist_iter	iter;
 
 	Assert(sync_partition_held(lock->hashcode, false));
-	if (e->nlocks != 1 || lock->nheld >= sync_entry_slots(e) ||
+	if (e->nlocks != 1 || !sync_entry_fits(e) ||
 		TransactionIdIsValid(e->reserved_xid))
 		return false;
 	dlist_foreach(iter, &lock->waiters)
@@ -662,9 +787,8 @@ sync_claim_undo(SyncEntry *e)
 	SyncLock   *lock = e->lock;
 
 	Assert(sync_partition_held(lock->hashcode, true));
-	Assert(e->state == SYNC_ENTRY_HELD && lock->nheld > 0);
-	dlist_delete_thoroughly(&e->lock_link);
-	lock->nheld--;
+	Assert(e->state == SYNC_ENTRY_HELD);
+	sync_holder_unlink(e);
 	e->token = 0;
 	e->since = e->queued_at;
 	e->lease_expires = 0;

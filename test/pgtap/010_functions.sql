@@ -12,33 +12,33 @@ CREATE TEMP TABLE api (
 ) ON COMMIT DROP;
 
 INSERT INTO api VALUES
-  ('sync_acquire',          '{text,integer,interval}',   'bigint',
-   'lock_name text, priority integer DEFAULT 0, timeout interval DEFAULT NULL::interval'),
-  ('sync_acquire',          '{text[],integer,interval}', 'bigint[]',
-   'lock_names text[], priority integer DEFAULT 0, timeout interval DEFAULT NULL::interval'),
-  ('sync_try_acquire',      '{text,integer}',            'bigint',
-   'lock_name text, priority integer DEFAULT 0'),
-  ('sync_try_acquire',      '{text[],integer}',          'bigint[]',
-   'lock_names text[], priority integer DEFAULT 0'),
-  ('sync_acquire_xact',     '{text,integer,interval}',   'bigint',
-   'lock_name text, priority integer DEFAULT 0, timeout interval DEFAULT NULL::interval'),
-  ('sync_acquire_xact',     '{text[],integer,interval}', 'bigint[]',
-   'lock_names text[], priority integer DEFAULT 0, timeout interval DEFAULT NULL::interval'),
-  ('sync_try_acquire_xact', '{text,integer}',            'bigint',
-   'lock_name text, priority integer DEFAULT 0'),
-  ('sync_try_acquire_xact', '{text[],integer}',          'bigint[]',
-   'lock_names text[], priority integer DEFAULT 0'),
+  ('sync_acquire', '{text,integer,interval,integer,text}', 'bigint',
+   'lock_name text, priority integer DEFAULT 0, timeout interval DEFAULT NULL::interval, slots integer DEFAULT 1, mode text DEFAULT ''exclusive''::text'),
+  ('sync_acquire', '{text[],integer,interval,integer,text}', 'bigint[]',
+   'lock_names text[], priority integer DEFAULT 0, timeout interval DEFAULT NULL::interval, slots integer DEFAULT 1, mode text DEFAULT ''exclusive''::text'),
+  ('sync_try_acquire', '{text,integer,integer,text}', 'bigint',
+   'lock_name text, priority integer DEFAULT 0, slots integer DEFAULT 1, mode text DEFAULT ''exclusive''::text'),
+  ('sync_try_acquire', '{text[],integer,integer,text}', 'bigint[]',
+   'lock_names text[], priority integer DEFAULT 0, slots integer DEFAULT 1, mode text DEFAULT ''exclusive''::text'),
+  ('sync_acquire_xact', '{text,integer,interval,integer,text}', 'bigint',
+   'lock_name text, priority integer DEFAULT 0, timeout interval DEFAULT NULL::interval, slots integer DEFAULT 1, mode text DEFAULT ''exclusive''::text'),
+  ('sync_acquire_xact', '{text[],integer,interval,integer,text}', 'bigint[]',
+   'lock_names text[], priority integer DEFAULT 0, timeout interval DEFAULT NULL::interval, slots integer DEFAULT 1, mode text DEFAULT ''exclusive''::text'),
+  ('sync_try_acquire_xact', '{text,integer,integer,text}', 'bigint',
+   'lock_name text, priority integer DEFAULT 0, slots integer DEFAULT 1, mode text DEFAULT ''exclusive''::text'),
+  ('sync_try_acquire_xact', '{text[],integer,integer,text}', 'bigint[]',
+   'lock_names text[], priority integer DEFAULT 0, slots integer DEFAULT 1, mode text DEFAULT ''exclusive''::text'),
   ('sync_release',          '{text}',                    'boolean',
    'lock_name text'),
   ('sync_release_all',      '{}',                        'integer',
    ''),
   -- keyed holds
-  ('sync_request',          '{text,text,integer,text,interval,"timestamp with time zone"}',
+  ('sync_request',          '{text,text,integer,text,interval,"timestamp with time zone",integer,text}',
    'setof record',
-   'lock_name text, holder text, priority integer DEFAULT 0, controller text DEFAULT NULL::text, lease interval DEFAULT NULL::interval, queued_at timestamp with time zone DEFAULT NULL::timestamp with time zone'),
-  ('sync_request',          '{text[],text,integer,text,interval,"timestamp with time zone"}',
+   'lock_name text, holder text, priority integer DEFAULT 0, controller text DEFAULT NULL::text, lease interval DEFAULT NULL::interval, queued_at timestamp with time zone DEFAULT NULL::timestamp with time zone, slots integer DEFAULT 1, mode text DEFAULT ''exclusive''::text'),
+  ('sync_request',          '{text[],text,integer,text,interval,"timestamp with time zone",integer,text}',
    'setof record',
-   'lock_names text[], holder text, priority integer DEFAULT 0, controller text DEFAULT NULL::text, lease interval DEFAULT NULL::interval, queued_at timestamp with time zone DEFAULT NULL::timestamp with time zone'),
+   'lock_names text[], holder text, priority integer DEFAULT 0, controller text DEFAULT NULL::text, lease interval DEFAULT NULL::interval, queued_at timestamp with time zone DEFAULT NULL::timestamp with time zone, slots integer DEFAULT 1, mode text DEFAULT ''exclusive''::text'),
   ('sync_release',          '{text,text}',               'boolean',
    'lock_name text, holder text'),
   ('sync_release_holder',   '{text}',                    'integer',
@@ -68,7 +68,7 @@ INSERT INTO api VALUES
    'execution_id text, phase text');
 
 -- 25 functions x 7 assertions, 7 for sync_channel, 4 others
-SELECT plan(186);
+SELECT plan(187);
 
 SELECT has_extension('syncwf', 'extension syncwf is installed');
 
@@ -153,6 +153,10 @@ SELECT lives_ok(
     $$SELECT sync_try_acquire(lock_name => 'mtx/tap_fn/named', priority => 3);
       SELECT sync_release(lock_name => 'mtx/tap_fn/named')$$,
     'named arguments lock_name, priority are accepted');
+SELECT lives_ok(
+    $$SELECT sync_try_acquire(lock_name => 'mtx/tap_fn/named', mode => 'shared', slots => 1);
+      SELECT sync_release(lock_name => 'mtx/tap_fn/named')$$,
+    'named arguments slots, mode are accepted, in any order');
 
 SELECT * FROM finish();
 ROLLBACK;

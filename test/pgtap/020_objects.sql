@@ -74,22 +74,23 @@ SELECT has_view('sync_waiters', 'view sync_waiters exists');
 SELECT is(
     (SELECT array_agg(attname::text ORDER BY attnum) FROM pg_catalog.pg_attribute
       WHERE attrelid = 'sync_locks'::regclass AND attnum > 0 AND NOT attisdropped),
-    ARRAY['lock_name', 'kind', 'sizelimit', 'holders', 'waiters', 'limit_row', 'max_waiters'],
-    'sync_locks columns are (lock_name, kind, sizelimit, holders, waiters, limit_row, max_waiters)');
+    ARRAY['lock_name', 'kind', 'sizelimit', 'holders', 'waiters', 'limit_row', 'max_waiters',
+          'slots_held'],
+    'sync_locks columns are (lock_name, kind, sizelimit, holders, waiters, limit_row, max_waiters, slots_held)');
 SELECT col_type_is('sync_locks', 'limit_row', 'text', 'sync_locks.limit_row is text');
 SELECT col_type_is('sync_locks', 'max_waiters', 'integer', 'sync_locks.max_waiters is integer');
 SELECT is(
     (SELECT array_agg(attname::text ORDER BY attnum) FROM pg_catalog.pg_attribute
       WHERE attrelid = 'sync_holders'::regclass AND attnum > 0 AND NOT attisdropped),
     ARRAY['lock_name', 'pid', 'scope', 'token', 'priority', 'since',
-          'holder', 'controller', 'lease_expires'],
-    'sync_holders columns are (lock_name, pid, scope, token, priority, since, holder, controller, lease_expires)');
+          'holder', 'controller', 'lease_expires', 'slots', 'mode'],
+    'sync_holders columns are (lock_name, pid, scope, token, priority, since, holder, controller, lease_expires, slots, mode)');
 SELECT is(
     (SELECT array_agg(attname::text ORDER BY attnum) FROM pg_catalog.pg_attribute
       WHERE attrelid = 'sync_waiters'::regclass AND attnum > 0 AND NOT attisdropped),
     ARRAY['lock_name', 'pid', 'scope', 'priority', 'position', 'request_size', 'waiting_since',
-          'holder', 'controller', 'active'],
-    'sync_waiters columns are (lock_name, pid, scope, priority, position, request_size, waiting_since, holder, controller, active)');
+          'holder', 'controller', 'active', 'slots', 'mode'],
+    'sync_waiters columns are (lock_name, pid, scope, priority, position, request_size, waiting_since, holder, controller, active, slots, mode)');
 
 SELECT col_type_is(v, c, t, format('%s.%s is %s', v, c, t))
   FROM (VALUES

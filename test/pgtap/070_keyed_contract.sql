@@ -34,7 +34,7 @@ $$;
 DELETE FROM sync_controller WHERE controller = 'tap_kc/ctl';   -- inactive at commit
 
 BEGIN;
-SELECT plan(229);
+SELECT plan(236);
 
 -- What sync_request returned, by tag.
 CREATE TEMP TABLE tap_kc_r (tag text PRIMARY KEY, status text, token bigint, queue_position integer);
@@ -47,8 +47,9 @@ SELECT is(
     (SELECT array_agg(attname::text ORDER BY attnum) FROM pg_catalog.pg_attribute
       WHERE attrelid = 'sync_state'::regclass AND attnum > 0 AND NOT attisdropped),
     ARRAY['name', 'workflowkey', 'controller', 'held', 'priority', 'time', 'token',
-          'granted_at', 'lease', 'lease_expires', 'owner', 'request_id', 'seq', 'admit_limit', 'claim'],
-    'sync_state columns are (name, workflowkey, controller, held, priority, time, token, granted_at, lease, lease_expires, owner, request_id, seq, admit_limit, claim)');
+          'granted_at', 'lease', 'lease_expires', 'owner', 'request_id', 'seq', 'admit_limit', 'claim',
+          'slots', 'mode'],
+    'sync_state columns are (name, workflowkey, controller, held, priority, time, token, granted_at, lease, lease_expires, owner, request_id, seq, admit_limit, claim, slots, mode)');
 SELECT col_type_is('sync_state', c, t, format('sync_state.%s is %s', c, t))
   FROM (VALUES
     ('name',          'text'),
@@ -64,12 +65,25 @@ SELECT col_type_is('sync_state', c, t, format('sync_state.%s is %s', c, t))
     ('owner',         'regrole'),
     ('request_id',    'bigint'),
     ('seq',           'bigint'),
-    ('admit_limit',   'integer')
+    ('admit_limit',   'integer'),
+    ('slots',         'integer'),
+    ('mode',          'text')
   ) AS x(c, t);
 SELECT col_not_null('sync_state', c, format('sync_state.%s is NOT NULL', c))
-  FROM unnest(ARRAY['name', 'workflowkey', 'held', 'priority', 'time', 'owner', 'request_id', 'seq']) AS c;
+  FROM unnest(ARRAY['name', 'workflowkey', 'held', 'priority', 'time', 'owner', 'request_id', 'seq',
+                    'slots']) AS c;
 SELECT col_is_null('sync_state', c, format('sync_state.%s may be NULL', c))
-  FROM unnest(ARRAY['controller', 'token', 'granted_at', 'lease', 'lease_expires', 'admit_limit']) AS c;
+  FROM unnest(ARRAY['controller', 'token', 'granted_at', 'lease', 'lease_expires', 'admit_limit',
+                    'mode']) AS c;
+SELECT col_default_is('sync_state', 'slots', '1', 'sync_state.slots defaults to 1');
+SELECT throws_ok(
+    $$INSERT INTO sync_state (name, workflowkey, held, priority, time, owner, request_id, seq, slots)
+      VALUES ('sem/tap_kc/check', 'tap_kc/check', false, 0, now(), current_user::regrole, 0, 0, 0)$$,
+    '22023', 'slots must be at least 1, not 0', 'a row inserted by hand with slots below 1 is refused (22023)');
+SELECT throws_ok(
+    $$INSERT INTO sync_state (name, workflowkey, held, priority, time, owner, request_id, seq, mode)
+      VALUES ('mtx/tap_kc/check', 'tap_kc/check', false, 0, now(), current_user::regrole, 0, 0, 'read')$$,
+    '22023', 'unknown lock mode "read" in a sync_state row', 'a row inserted by hand with an unknown mode is refused (22023)');
 SELECT has_pk('sync_state', 'sync_state has a primary key');
 SELECT col_is_pk('sync_state', ARRAY['name', 'workflowkey'],
                  'sync_state primary key is (name, workflowkey)');

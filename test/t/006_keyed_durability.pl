@@ -6,6 +6,8 @@
 #  (b) a clean restart: the same holders with the same tokens, the same
 #      queues in the same order at the same positions, the same controller
 #      heartbeats (an inactive controller stays inactive until it beats);
+#  (b3) kill -9 with weighted and shared holds: the same slots, modes and
+#      queues after the crash, and releases grant by them in queue order;
 #  (b') a restart while a hand-off to a pending request is granted in
 #      memory but not yet written to sync_state (worker off): whatever a
 #      committed sync_request reported as held survives, with its token;
@@ -110,7 +112,7 @@ sub holders_text
 	my ($node) = @_;
 	return $node->safe_psql('postgres', q{
 		SELECT string_agg(concat_ws('|', lock_name, holder, token, priority, since,
-		                            controller, lease_expires), E'\n' ORDER BY lock_name, holder)
+		                            controller, lease_expires, slots, mode), E'\n' ORDER BY lock_name, holder)
 		  FROM sync_holders WHERE scope = 'keyed'});
 }
 # (waiting_since is compared with sync_state.time by a test of its own)
@@ -119,7 +121,7 @@ sub waiters_text
 	my ($node) = @_;
 	return $node->safe_psql('postgres', q{
 		SELECT string_agg(concat_ws('|', lock_name, coalesce(position::text, 'passed over'), holder,
-		                            priority, request_size, controller, active),
+		                            priority, request_size, controller, active, slots, mode),
 		                  E'\n' ORDER BY lock_name, position NULLS LAST, holder)
 		  FROM sync_waiters WHERE scope = 'keyed'});
 }
@@ -128,7 +130,8 @@ sub state_text
 	my ($node) = @_;
 	return $node->safe_psql('postgres', q{
 		SELECT string_agg(concat_ws('|', name, workflowkey, controller, held, priority, time,
-		                            token, granted_at, lease, lease_expires, owner, request_id),
+		                            token, granted_at, lease, lease_expires, owner, request_id,
+		                            slots, mode),
 		                  E'\n' ORDER BY name, workflowkey)
 		  FROM sync_state});
 }
@@ -361,6 +364,72 @@ $node->safe_psql('postgres', "CREATE EXTENSION syncwf;\n" . $helpers . q{
 	});
 	is($node->safe_psql('postgres', "SELECT count(*) FROM sync_state WHERE workflowkey LIKE 'dp/%'"),
 		'0', 'pattern restart: cleaned up');
+}
+
+# --- (b3) a crash with weighted and shared keyed holds ------------------------------
+# kill -9 of the postmaster: the holds and requests come back with their
+# slots and modes, the semaphore's slots_held and the mutex's shared holders
+# as before, and the queue rules still hold on them: a release grants the
+# big request at the front and then the small one behind it, and the
+# readers' release lets the waiting writer in alone, before a later reader.
+{
+	$node->safe_psql('postgres', q{
+		INSERT INTO sync_limit VALUES ('dw/pool', 5);
+		SELECT sync_request('sem/dw/pool', 'dw/h1', slots => 3);
+		SELECT sync_request('sem/dw/pool', 'dw/h2', slots => 3);
+		SELECT sync_request('sem/dw/pool', 'dw/h3', slots => 1);
+		SELECT sync_request('mtx/dw/m', 'dw/r1', mode => 'shared');
+		SELECT sync_request('mtx/dw/m', 'dw/r2', mode => 'shared');
+		SELECT sync_request('mtx/dw/m', 'dw/w');
+		SELECT sync_request('mtx/dw/m', 'dw/r3', mode => 'shared');
+	});
+	my $view = q{
+		SELECT string_agg(lock_name || ' ' || slots_held || ' ' || holders || ' ' || waiters, ', '
+		                  ORDER BY lock_name) FROM sync_locks WHERE lock_name LIKE '%/dw/%'};
+	my $entries = q{
+		SELECT string_agg(concat_ws(':', lock_name, holder, held, slots, mode), ', '
+		                  ORDER BY lock_name, held DESC, position, holder)
+		  FROM (SELECT lock_name, holder, true AS held, slots, mode, NULL::int AS position
+		          FROM sync_holders WHERE holder LIKE 'dw/%'
+		        UNION ALL
+		        SELECT lock_name, holder, false, slots, mode, position
+		          FROM sync_waiters WHERE holder LIKE 'dw/%') e};
+	my $locks_before = $node->safe_psql('postgres', $view);
+	is($locks_before, 'mtx/dw/m 0 2 2, sem/dw/pool 3 1 2',
+		'weighted crash: slots held and queues before');
+	my $entries_before = $node->safe_psql('postgres', $entries);
+	my $holders_before = holders_text($node);
+	my $waiters_before = waiters_text($node);
+	$node->stop('immediate');
+	$node->start;
+	is($node->safe_psql('postgres', "SELECT sync_is_held('sem/dw/pool', 'dw/h1')"), 't',
+		'weighted crash: the holds are loaded');
+	is($node->safe_psql('postgres', $view), $locks_before,
+		'weighted crash: the same slots held and queues after');
+	is($node->safe_psql('postgres', $entries), $entries_before,
+		'weighted crash: the same slots and modes, in the same order');
+	is(holders_text($node), $holders_before, 'weighted crash: the same holders, tokens and times');
+	is(waiters_text($node), $waiters_before, 'weighted crash: the same queues');
+	# the queue rules on the loaded entries
+	$node->safe_psql('postgres', q{
+		SELECT sync_release('sem/dw/pool', 'dw/h1');
+		SELECT sync_release('mtx/dw/m', 'dw/r1');
+		SELECT sync_release('mtx/dw/m', 'dw/r2');
+		SELECT sync_reconcile();
+	});
+	is($node->safe_psql('postgres', q{
+		SELECT string_agg(name || ' ' || workflowkey || ' ' || held, ', ' ORDER BY name, workflowkey)
+		  FROM sync_state WHERE workflowkey LIKE 'dw/%'}),
+		'mtx/dw/m dw/r3 false, mtx/dw/m dw/w true, sem/dw/pool dw/h2 true, sem/dw/pool dw/h3 true',
+		'weighted crash: releases grant by weight and mode, in queue order');
+	is($node->safe_psql('postgres', $view), 'mtx/dw/m 1 1 1, sem/dw/pool 4 2 0',
+		'weighted crash: slots held after the releases');
+	$node->safe_psql('postgres', q{
+		SELECT sync_release_holder(h) FROM unnest(ARRAY['dw/r3', 'dw/w', 'dw/h3', 'dw/h2']) h;
+		DELETE FROM sync_limit WHERE name LIKE 'dw/%';
+	});
+	is($node->safe_psql('postgres', "SELECT count(*) FROM sync_state WHERE workflowkey LIKE 'dw/%'"),
+		'0', 'weighted crash: cleaned up');
 }
 
 # --- (b') a restart before a hand-off is written -----------------------------------

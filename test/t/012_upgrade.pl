@@ -406,9 +406,10 @@ my @changes = (
 	  'REVOKE EXECUTE ON FUNCTION sync_release_holder(text) FROM PUBLIC',
 	  qr/^\+ function sync_release_holder\(text\): .*acl /m ],
 	[ 'an argument default',
-	  q{CREATE OR REPLACE FUNCTION sync_try_acquire(lock_name text, priority integer DEFAULT 1)
+	  q{CREATE OR REPLACE FUNCTION sync_try_acquire(lock_name text, priority integer DEFAULT 1,
+	                                              slots integer DEFAULT 1, mode text DEFAULT 'exclusive')
 	    RETURNS bigint AS '$libdir/syncwf', 'sync_try_acquire' LANGUAGE C VOLATILE PARALLEL UNSAFE},
-	  qr/^\+ function sync_try_acquire\(text,integer\): arguments \(lock_name text, priority integer DEFAULT 1\)/m ],
+	  qr/^\+ function sync_try_acquire\(text,integer,integer,text\): arguments \(lock_name text, priority integer DEFAULT 1, slots/m ],
 	[ 'a C symbol',
 	  q{CREATE OR REPLACE FUNCTION sync_release_all() RETURNS integer
 	    AS '$libdir/syncwf', 'sync_release_holder' LANGUAGE C VOLATILE PARALLEL UNSAFE},
@@ -445,7 +446,8 @@ my @changes = (
 	  qr/^\+ trigger sync_state_deleted on sync_state: .*enabled D$/m ],
 	[ 'a view definition',
 	  q{CREATE OR REPLACE VIEW sync_locks AS
-	    SELECT lock_name, kind, sizelimit, holders, waiters, limit_row, max_waiters FROM sync_lock_status() WHERE holders > 0},
+	    SELECT lock_name, kind, sizelimit, holders, waiters, limit_row, max_waiters, slots_held
+	      FROM sync_lock_status() WHERE holders > 0},
 	  qr/^\+ view sync_locks: .*holders > 0/m ],
 	[ 'a sequence',
 	  'ALTER SEQUENCE sync_launch_event_event_id_seq INCREMENT BY 2',

@@ -654,11 +654,26 @@ sub where_clause
 		1, 'ctid = (SELECT min(ctid) FROM ' . $t->{qname} . ')');
 }
 
+my %attempted; # label -> count (by sessions that may change the tables)
+
 # returns (statement, operation)
 sub dml_statement
 {
-	my $t = wpick(map { ($TABLE_WEIGHT{ $_->{name} } // 1, $_) } @TABLES);
-	my $op = wpick(36, 'INSERT', 28, 'UPDATE', 24, 'DELETE', 7, 'TRUNCATE', 5, 'LOCK');
+	my ($t, $op);
+	# Now and then a change of a table that no privileged session has made
+	# yet, so that every trigger is reached whatever the seed (the check at
+	# the end); otherwise a table and an operation at random.
+	my @todo = grep { !$attempted{"$_->[0]{name} $_->[1]"} }
+	  map { my $tb = $_; map { [ $tb, $_ ] } qw(INSERT UPDATE DELETE TRUNCATE) } @TABLES;
+	if (@todo && chance(0.1))
+	{
+		($t, $op) = @{ pick(@todo) };
+	}
+	else
+	{
+		$t = wpick(map { ($TABLE_WEIGHT{ $_->{name} } // 1, $_) } @TABLES);
+		$op = wpick(36, 'INSERT', 28, 'UPDATE', 24, 'DELETE', 7, 'TRUNCATE', 5, 'LOCK');
+	}
 	my $w = pick(0, 0, 0.2, 0.6);
 	my @cols = @{ $t->{cols} };
 	if ($op eq 'INSERT')
@@ -707,7 +722,6 @@ my @recent;    # the last statements, for reports
 
 my @problems;
 my %stats;     # label -> sqlstate -> count
-my %attempted; # label -> count (by sessions that may change the tables)
 my $step = 0;
 
 sub problem
