@@ -18,7 +18,8 @@ OBJS         = src/controllers.o src/guc.o src/holders.o src/holds.o \
                src/launch.o \
                src/launch_direct.o src/launch_rows.o src/sem_limits.o \
                src/lock_table.o src/names.o \
-               src/outbox.o src/reconcile.o src/request.o src/sql_common.o \
+               src/outbox.o src/queue_order.o src/rate_limits.o src/reconcile.o \
+               src/request.o src/sql_common.o \
                src/sql_keyed.o src/sql_launch.o src/sql_session.o \
                src/sql_views.o src/state_direct.o src/state_rows.o \
                src/status.o src/syncwf.o \

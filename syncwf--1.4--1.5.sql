@@ -14,6 +14,19 @@ ALTER TABLE sync_limit ADD COLUMN max_waiters integer
 COMMENT ON COLUMN sync_limit.max_waiters IS
     'Longest the queue may be: a request that would wait behind that many fails with 53400 (NULL: no cap)';
 
+-- A rate for each semaphore: NULL in every existing row (no rate), so
+-- nothing is rewritten and no limit changes.
+ALTER TABLE sync_limit ADD COLUMN rate_limit integer
+    CONSTRAINT sync_limit_rate_limit_check CHECK (rate_limit > 0);
+ALTER TABLE sync_limit ADD COLUMN rate_period interval
+    CONSTRAINT sync_limit_rate_period_check CHECK (rate_period > interval '0');
+ALTER TABLE sync_limit ADD CONSTRAINT sync_limit_rate_check
+    CHECK ((rate_limit IS NULL) = (rate_period IS NULL));
+COMMENT ON COLUMN sync_limit.rate_limit IS
+    'Rate: at most this many slots granted per rate_period, a token bucket refilled evenly (NULL: no rate)';
+COMMENT ON COLUMN sync_limit.rate_period IS
+    'The period of rate_limit (set both or neither)';
+
 -- Rows named '<prefix>/*' are patterns: the limit of every semaphore under
 -- the prefix without a row of its own (the library reads them so from the
 -- moment it is loaded).
@@ -149,7 +162,9 @@ DROP FUNCTION sync_entry_status();
 CREATE FUNCTION sync_lock_status(OUT lock_name text, OUT kind text,
                                  OUT sizelimit integer, OUT holders integer,
                                  OUT waiters integer, OUT limit_row text,
-                                 OUT max_waiters integer, OUT slots_held integer)
+                                 OUT max_waiters integer, OUT slots_held integer,
+                                 OUT rate_tokens integer,
+                                 OUT rate_next_refill timestamptz)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'sync_lock_status'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
@@ -170,7 +185,7 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
 CREATE VIEW sync_locks AS
     SELECT lock_name, kind, sizelimit, holders, waiters, limit_row, max_waiters,
-           slots_held
+           slots_held, rate_tokens, rate_next_refill
       FROM sync_lock_status();
 COMMENT ON VIEW sync_locks IS 'One row per live syncwf lock of the current database';
 

@@ -18,7 +18,8 @@ $$;
 -- The row for 'foo/bar' is the limit of the lock 'sem/foo/bar'.  A row whose
 -- name ends in '/*' is a pattern: 'foo/*' is the limit of every 'sem/foo/...'
 -- without a row of its own, the longest matching pattern winning.
--- max_waiters caps the semaphore's queue.
+-- max_waiters caps the semaphore's queue; rate_limit and rate_period
+-- limit its grants per period.
 --
 CREATE TABLE sync_limit (
     name      text PRIMARY KEY
@@ -27,12 +28,21 @@ CREATE TABLE sync_limit (
     sizelimit integer NOT NULL
               CONSTRAINT sync_limit_sizelimit_check CHECK (sizelimit >= 0),
     max_waiters integer
-              CONSTRAINT sync_limit_max_waiters_check CHECK (max_waiters >= 0)
+              CONSTRAINT sync_limit_max_waiters_check CHECK (max_waiters >= 0),
+    rate_limit integer
+              CONSTRAINT sync_limit_rate_limit_check CHECK (rate_limit > 0),
+    rate_period interval
+              CONSTRAINT sync_limit_rate_period_check CHECK (rate_period > interval '0'),
+    CONSTRAINT sync_limit_rate_check CHECK ((rate_limit IS NULL) = (rate_period IS NULL))
 );
 COMMENT ON TABLE sync_limit IS
     'Semaphore limits: the row ''<namespace>/<key>'' sets the limit of lock ''sem/<namespace>/<key>''; a row ''<prefix>/*'' that of every semaphore under the prefix without a row of its own';
 COMMENT ON COLUMN sync_limit.max_waiters IS
     'Longest the queue may be: a request that would wait behind that many fails with 53400 (NULL: no cap)';
+COMMENT ON COLUMN sync_limit.rate_limit IS
+    'Rate: at most this many slots granted per rate_period, a token bucket refilled evenly (NULL: no rate)';
+COMMENT ON COLUMN sync_limit.rate_period IS
+    'The period of rate_limit (set both or neither)';
 SELECT pg_catalog.pg_extension_config_dump('sync_limit', '');
 
 REVOKE ALL ON sync_limit FROM PUBLIC;
@@ -137,7 +147,9 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE;
 CREATE FUNCTION sync_lock_status(OUT lock_name text, OUT kind text,
                                  OUT sizelimit integer, OUT holders integer,
                                  OUT waiters integer, OUT limit_row text,
-                                 OUT max_waiters integer, OUT slots_held integer)
+                                 OUT max_waiters integer, OUT slots_held integer,
+                                 OUT rate_tokens integer,
+                                 OUT rate_next_refill timestamptz)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'sync_lock_status'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
@@ -158,7 +170,7 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
 CREATE VIEW sync_locks AS
     SELECT lock_name, kind, sizelimit, holders, waiters, limit_row, max_waiters,
-           slots_held
+           slots_held, rate_tokens, rate_next_refill
       FROM sync_lock_status();
 COMMENT ON VIEW sync_locks IS 'One row per live syncwf lock of the current database';
 

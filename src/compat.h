@@ -216,6 +216,7 @@ typedef enum SyncWaitEvent
 	SYNC_WAIT_ACQUIRE,			/* a blocking sync_acquire* waits for a grant */
 	SYNC_WAIT_KEYED,			/* sync_wait waits for a keyed grant */
 	SYNC_WAIT_WORKER_MAIN,		/* the background worker sleeps between rounds */
+	SYNC_WAIT_RATE_WORKER,		/* the rate worker sleeps until tokens come */
 	SYNC_WAIT_NUM_EVENTS
 } SyncWaitEvent;
 
@@ -227,6 +228,7 @@ sync_wait_event(SyncWaitEvent which)
 		[SYNC_WAIT_ACQUIRE] = "SyncwfAcquire",
 		[SYNC_WAIT_KEYED] = "SyncwfWait",
 		[SYNC_WAIT_WORKER_MAIN] = "SyncwfWorkerMain",
+		[SYNC_WAIT_RATE_WORKER] = "SyncwfRateWorker",
 	};
 	static uint32 ids[SYNC_WAIT_NUM_EVENTS];
 

@@ -24,13 +24,15 @@
  * grant pass may read it under any one partition lock.  The heartbeat and
  * the count of entries naming a slot are atomics.
  *
- * Layer 3: calls layers 0-2 (guc.c, lock_table.c, outbox.c, wait_queue.c).
+ * Layer 4: calls layers 0-3 (guc.c, lock_table.c, outbox.c, queue_order.c,
+ * wait_queue.c).
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include "miscadmin.h"
+#include "queue_order.h"
 #include "storage/shmem.h"
 #include "utils/timestamp.h"
 

@@ -40,8 +40,8 @@
  * the grant pass may read them.  The load state is protected by the
  * spinlock 'mutex'.
  *
- * Layer 5: calls layers 0-3 (guc.c, lock_table.c, outbox.c, wakeups.c,
- * wait_queue.c, controllers.c).
+ * Layer 6: calls layers 0-4 (guc.c, lock_table.c, outbox.c, wakeups.c,
+ * queue_order.c, wait_queue.c, controllers.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -49,6 +49,7 @@
 
 #include "access/xact.h"
 #include "miscadmin.h"
+#include "queue_order.h"
 #include "storage/lmgr.h"
 #include "storage/shmem.h"
 #include "utils/hsearch.h"

@@ -19,8 +19,8 @@
  * functions here.  Locking: the local hash is backend-local; shared
  * entries are touched under their partition locks (lock_table.c).
  *
- * Layer 5: calls layers 0-4 (client_wait.c, names.c, tables.c,
- * lock_table.c, wait_queue.c, request.c).
+ * Layer 6: calls layers 0-5 (client_wait.c, names.c, tables.c,
+ * lock_table.c, queue_order.c, wait_queue.c, request.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -29,6 +29,7 @@
 #include "access/xact.h"
 #include "common/int.h"
 #include "miscadmin.h"
+#include "queue_order.h"
 #include "storage/ipc.h"
 #include "storage/proc.h"
 #include "utils/hsearch.h"
@@ -274,16 +275,20 @@ sync_request_unfit(SyncEntry *first)
 
 /*
  * Raise the error for a request that can never be granted: the limit of
- * 'lock_name' is now 'limit', below the request's slots.  The caller has
- * withdrawn it.
+ * 'lock_name' (or, 'rate', its rate_limit) is now 'limit', below the
+ * request's slots.  The caller has withdrawn it.
  */
 static void
-sync_report_unfit(const char *lock_name, int32 limit, int32 slots)
+sync_report_unfit(const char *lock_name, int32 limit, bool rate, int32 slots)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 			 errmsg("syncwf request for %d slots of semaphore \"%s\" can never be granted",
 					slots, lock_name),
+			 rate ?
+			 errdetail_plural("The semaphore's rate_limit was lowered to %d token while the request waited.",
+							  "The semaphore's rate_limit was lowered to %d tokens while the request waited.",
+							  limit, limit) :
 			 errdetail_plural("The semaphore's limit was lowered to %d slot while the request waited.",
 							  "The semaphore's limit was lowered to %d slots while the request waited.",
 							  limit, limit),
@@ -292,7 +297,9 @@ sync_report_unfit(const char *lock_name, int32 limit, int32 slots)
 
 /*
  * Sleep on our latch until the request 'first' is granted.  Whoever grants
- * it sets our latch; nothing here polls.  Raises 55P03 at the deadline, and
+ * it sets our latch (for a waiter of a rate-limited semaphore, the rate
+ * worker's pass, when the tokens come); nothing here polls.  Raises 55P03
+ * at the deadline, and
  * 22023 when a lowered limit leaves the request more slots than it has
  * (sem_limits.c wakes us then).  A client that goes away meanwhile ends the
  * backend at once (client_wait.c), and the exit callback withdraws the
@@ -322,12 +329,13 @@ sync_wait_loop(SyncEntry *first, char **names, int nnames, int64 timeout_us)
 		if ((unfit = sync_request_unfit(first)) != NULL)
 		{
 			char	   *lock_name = pstrdup(unfit->lock->tag.name);
-			int32		limit = unfit->lock->limit;
 			int32		slots = unfit->slots;
+			bool		rate = !(unfit->lock->limit > 0 && slots > unfit->lock->limit);
+			int32		limit = rate ? unfit->lock->rate_limit : unfit->lock->limit;
 
 			waiting_entry = NULL;
 			sync_withdraw_request(first);
-			sync_report_unfit(lock_name, limit, slots);
+			sync_report_unfit(lock_name, limit, rate, slots);
 		}
 
 		if (timeout_us >= 0)
@@ -608,6 +616,8 @@ sync_acquire_locks(char **names, int nnames, int32 priority, int32 slots,
 			sync_drop_request(&req);
 			sync_report_queue_full(&full);
 		}
+		else
+			sync_queue_rate_check(first);	/* it may wait for tokens */
 	}
 	sync_unlock_partitions(req.partmask);
 

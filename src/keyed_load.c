@@ -12,8 +12,8 @@
  * partition lock, in that order; the scans take holders_lock and every
  * partition shared.
  *
- * Layer 6: calls layers 0-5 (tokens.c, names.c, lock_table.c, outbox.c,
- * wait_queue.c, controllers.c, holders.c).
+ * Layer 7: calls layers 0-6 (tokens.c, names.c, lock_table.c, outbox.c,
+ * queue_order.c, wait_queue.c, controllers.c, holders.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -22,6 +22,7 @@
 #include "access/transam.h"
 #include "access/xact.h"
 #include "miscadmin.h"
+#include "queue_order.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"

@@ -13,7 +13,7 @@
  * Loading is serialized by a heavyweight (advisory) lock: see
  * sync_keyed_try_load().
  *
- * Layer 8: calls layers 0-7.
+ * Layer 9: calls layers 0-8.
  *
  *-------------------------------------------------------------------------
  */

@@ -13,8 +13,8 @@
  * partitions in ascending order, all held from finding the entries until
  * the request is placed.
  *
- * Layer 6: calls layers 0-5 (lock_table.c, wait_queue.c, controllers.c,
- * request.c, holders.c).
+ * Layer 7: calls layers 0-6 (lock_table.c, queue_order.c, wait_queue.c,
+ * controllers.c, request.c, holders.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -22,6 +22,7 @@
 
 #include "access/xact.h"
 #include "miscadmin.h"
+#include "queue_order.h"
 #include "storage/lmgr.h"
 
 #include "compat.h"
@@ -313,6 +314,8 @@ sync_keyed_place(SyncKeyedRequest *kr, AcquireRequest *req, SyncEntry *first,
 		grant = !kr->claim && active && sync_request_grantable(first, true);
 		if (!grant && sync_refuse_over_cap(req, first, full))
 			return SYNC_PLACE_CAPPED;
+		if (!grant && active)
+			sync_queue_rate_check(first);	/* it may wait for tokens */
 	}
 	if (kr->mode == SYNC_KEYED_TRY && !grant)
 	{

@@ -21,7 +21,7 @@
  * Locking: each look takes holders_lock (shared), which keeps keyed entries
  * from being freed, then the entry's partition lock (shared).
  *
- * Layer 6: calls layers 0-5 (client_wait.c, lock_table.c, wakeups.c,
+ * Layer 7: calls layers 0-6 (client_wait.c, lock_table.c, wakeups.c,
  * holders.c).
  *
  *-------------------------------------------------------------------------

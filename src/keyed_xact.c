@@ -23,8 +23,8 @@
  * waiter (sync_handoff_grant()); at abort the reservation is dropped and
  * the grant pass runs, so a slot freed meanwhile is not left idle.
  *
- * Layer 6: calls layers 0-5 (lock_table.c, outbox.c, wakeups.c,
- * wait_queue.c, controllers.c, request.c, holders.c).
+ * Layer 7: calls layers 0-6 (lock_table.c, outbox.c, wakeups.c,
+ * queue_order.c, wait_queue.c, controllers.c, request.c, holders.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -32,6 +32,7 @@
 
 #include "access/xact.h"
 #include "miscadmin.h"
+#include "queue_order.h"
 #include "utils/memutils.h"
 
 #include "compat.h"

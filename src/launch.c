@@ -34,7 +34,7 @@
  *
  * No state and no lock of its own.
  *
- * Layer 9: calls layers 0-8.
+ * Layer 10: calls layers 0-9.
  *
  *-------------------------------------------------------------------------
  */

@@ -36,7 +36,7 @@
  * Backend-local state only: the sequence of sync_launch_event's ids, kept
  * for the table it was found for.
  *
- * Layer 7: calls layer 0 only (tables.c).
+ * Layer 8: calls layer 0 only (tables.c).
  *
  *-------------------------------------------------------------------------
  */

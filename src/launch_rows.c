@@ -15,7 +15,7 @@
  *
  * Backend-local state only.
  *
- * Layer 7: calls layer 0 only (tables.c).
+ * Layer 8: calls layer 0 only (tables.c).
  *
  *-------------------------------------------------------------------------
  */

@@ -19,7 +19,10 @@
  *	  semaphores) are protected by that partition's lock.  A lock that is
  *	  not cached is on the live list (list_link); a cached one is on the
  *	  idle list (idle_link), where a lock stays while it is live again
- *	  until the eviction walk meets it.
+ *	  until the eviction walk meets it.  A rate-limited semaphore whose
+ *	  front waiter waits for tokens is also on its partition's rate list
+ *	  (rate_link), for the pass that grants it when they come
+ *	  (wait_queue.c).
  *
  * Cached semaphores are evicted in second-chance order (CLOCK), not strict
  * LRU, so that using a cached semaphore and caching it again touch no
@@ -132,6 +135,7 @@ sync_lock_table_shmem_init(void)
 		{
 			dlist_init(&sync_shmem->live_locks[i]);
 			dlist_init(&sync_shmem->idle_locks[i]);
+			dlist_init(&sync_shmem->rate_locks[i]);
 		}
 		for (int i = 0; i < SYNC_POOL_LISTS; i++)
 		{
@@ -256,6 +260,7 @@ sync_lock_remove(SyncLock *lock)
 	Assert(sync_partition_held(lock->hashcode, true));
 	Assert(lock->nheld == 0 && lock->nwaiting == 0 && lock->ndormant == 0);
 	Assert(lock->slots_held == 0);
+	Assert(dlist_node_is_detached(&lock->rate_link));
 	Assert(lock->cached == dlist_node_is_detached(&lock->list_link));
 	if (!dlist_node_is_detached(&lock->list_link))
 		dlist_delete_thoroughly(&lock->list_link);
@@ -438,12 +443,39 @@ sync_lock_create(const SyncLockTag *tag, uint32 hashcode, bool *found)
 	dlist_node_init(&lock->idle_link);
 	lock->nheld = 0;
 	lock->slots_held = 0;
+	lock->rate_limit = 0;		/* a full bucket, when it gets a rate */
+	lock->rate_period_us = 0;
+	lock->rate_tat = 0;
+	dlist_node_init(&lock->rate_link);
 	lock->nwaiting = 0;
 	lock->ndormant = 0;
 	dlist_init(&lock->holders);
 	dlist_init(&lock->waiters);
 	dlist_init(&lock->dormant);
 	return lock;
+}
+
+/*
+ * The front waiter of 'lock' waits for tokens: put the lock on its
+ * partition's rate list, if it is not there.  Caller holds the partition
+ * exclusively.
+ */
+void
+sync_lock_rate_wait(SyncLock *lock)
+{
+	Assert(sync_partition_held(lock->hashcode, true));
+	if (dlist_node_is_detached(&lock->rate_link))
+		dlist_push_tail(&sync_shmem->rate_locks[sync_partition_of(lock->hashcode)],
+						&lock->rate_link);
+}
+
+/* ... or no longer: take it off the list.  Same locking. */
+void
+sync_lock_rate_done(SyncLock *lock)
+{
+	Assert(sync_partition_held(lock->hashcode, true));
+	if (!dlist_node_is_detached(&lock->rate_link))
+		dlist_delete_thoroughly(&lock->rate_link);
 }
 
 /*
@@ -461,6 +493,7 @@ sync_lock_idle(SyncLock *lock)
 		return;
 	Assert(dlist_is_empty(&lock->holders) && dlist_is_empty(&lock->waiters) &&
 		   dlist_is_empty(&lock->dormant));
+	sync_lock_rate_done(lock);	/* nobody waits */
 	if (lock->kind == SYNC_KIND_SEMAPHORE && lock->limit_defined)
 	{
 		dlist_delete_thoroughly(&lock->list_link);

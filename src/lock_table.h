@@ -94,6 +94,13 @@ typedef struct SyncLock
 								 * weights (sync_entry_weight()) */
 	int32		nwaiting;		/* entries in waiters */
 	int32		ndormant;		/* entries in dormant */
+	int32		rate_limit;		/* semaphore: tokens of its rate, 0: none
+								 * (rate_limits.c owns the three rate_
+								 * fields) */
+	int64		rate_period_us; /* ... refilled over this long */
+	double		rate_tat;		/* the bucket is full from this moment */
+	dlist_node	rate_link;		/* in its partition's rate_locks while its
+								 * front waiter waits for tokens */
 	dlist_head	holders;		/* SyncEntry, in grant order */
 	dlist_head	waiters;		/* SyncEntry, in queue order */
 	dlist_head	dormant;		/* pending entries of inactive controllers,
@@ -205,6 +212,10 @@ typedef struct SyncShmem
 													 * second-chance order
 													 * (lock_table.c); under
 													 * the partition lock */
+	dlist_head	rate_locks[SYNC_NUM_PARTITIONS];	/* locks whose front
+													 * waiter waits for
+													 * tokens; under the
+													 * partition lock */
 	SyncPoolListPadded pool[SYNC_POOL_LISTS];	/* free entries */
 	pg_atomic_uint32 nlocks;	/* entries in the lock hash, cached included */
 	pg_atomic_uint64 next_seq;	/* arrival counter */
@@ -229,6 +240,8 @@ extern bool sync_make_room(uint32 hashcode);
 extern void sync_lock_idle(SyncLock *lock);
 extern void sync_lock_uncache(SyncLock *lock);
 extern void sync_lock_remove(SyncLock *lock);
+extern void sync_lock_rate_wait(SyncLock *lock);
+extern void sync_lock_rate_done(SyncLock *lock);
 extern SyncEntry *sync_entry_alloc(void);
 extern void sync_entry_free(SyncEntry *entry);
 extern int	sync_entries_free(void);
@@ -261,6 +274,16 @@ typedef struct SyncLiveIter
 		dlist_foreach_modify((it).iter, &sync_shmem->live_locks[(it).partition])
 #define sync_live_lock(it) \
 	dlist_container(SyncLock, list_link, (it).iter.cur)
+
+/*
+ * Visit every lock of partition p whose front waiter waits for tokens
+ * (sync_lock_rate_wait()).  The caller holds the partition exclusively; the
+ * body may take the visited lock off the list.
+ */
+#define sync_foreach_rate_lock(iter, p) \
+	dlist_foreach_modify(iter, &sync_shmem->rate_locks[p])
+#define sync_rate_lock(iter) \
+	dlist_container(SyncLock, rate_link, (iter).cur)
 
 /*
  * Called by sync_entry_free() for a keyed entry (one with a holder) before

@@ -6,7 +6,9 @@
  *		where no table can be written) that the worker writes to sync_state
  *		and announces; the deadlines it must wake for (the earliest lease
  *		expiry, the earliest launch-plan max_pending time-out, launch plans
- *		changed by hand); and the latch that wakes it.
+ *		changed by hand, the earliest moment a waiter held back for tokens
+ *		may go, keyed requests a lowered limit left too big); and the latch
+ *		that wakes it.
  *
  * Shared state (SyncOutbox): the ring of grants is protected by its one
  * LWLock (tranche "syncwf outbox"), held only to push or take items; the
@@ -37,12 +39,15 @@ typedef struct SyncOutbox
 	bool		overflow;		/* items were dropped: scan everything */
 	SyncOutboxItem items[SYNC_OUTBOX_SIZE];
 	pg_atomic_uint64 next_lease_expiry; /* earliest lease deadline, or max */
+	pg_atomic_uint64 next_rate_due; /* earliest moment a waiter held back
+									 * for tokens may go, or max */
 	pg_atomic_uint32 launch_dirty;	/* launch plans or phases changed by hand */
 	pg_atomic_uint32 unfit;		/* a lowered limit left keyed requests too
 								 * big to be granted */
 	pg_atomic_uint64 launch_deadline;	/* earliest max_pending time-out */
 	pg_atomic_uint32 worker_pid;
 	int			worker_procno;	/* -1 when no worker runs */
+	int			rate_worker_procno; /* the rate worker's; -1: none */
 } SyncOutbox;
 
 static SyncOutbox *Outbox = NULL;
@@ -71,12 +76,27 @@ sync_outbox_shmem_init(void)
 		memset(Outbox, 0, sizeof(SyncOutbox));
 		Outbox->lock = &GetNamedLWLockTranche(SYNC_OUTBOX_TRANCHE)->lock;
 		pg_atomic_init_u64(&Outbox->next_lease_expiry, PG_UINT64_MAX);
+		pg_atomic_init_u64(&Outbox->next_rate_due, PG_UINT64_MAX);
 		pg_atomic_init_u32(&Outbox->launch_dirty, 1);
 		pg_atomic_init_u32(&Outbox->unfit, 1);	/* look once after a start */
 		pg_atomic_init_u64(&Outbox->launch_deadline, PG_UINT64_MAX);
 		pg_atomic_init_u32(&Outbox->worker_pid, 0);
 		Outbox->worker_procno = -1;
+		Outbox->rate_worker_procno = -1;
 	}
+}
+
+/*
+ * The rate worker starts (attach) or exits: backends wake it from now on,
+ * or no longer.
+ */
+void
+sync_rate_worker_attach(bool attach)
+{
+	if (attach)
+		Outbox->rate_worker_procno = sync_my_procno();
+	else if (Outbox != NULL && Outbox->rate_worker_procno == sync_my_procno())
+		Outbox->rate_worker_procno = -1;
 }
 
 /* The worker starts: backends wake it from now on. */
@@ -217,6 +237,37 @@ void
 sync_lease_reset(void)
 {
 	pg_atomic_write_u64(&Outbox->next_lease_expiry, PG_UINT64_MAX);
+}
+
+/*
+ * A waiter held back for tokens may go at 'due' (wait_queue.c): the rate
+ * worker runs the rate pass then.  Wakes it if that is earlier than what
+ * it sleeps for, unless the caller is the rate worker ('wake' false).
+ */
+void
+sync_rate_scheduled(TimestampTz due, bool wake)
+{
+	int			procno;
+
+	if (!sync_atomic_lower(&Outbox->next_rate_due, (uint64) due) || !wake)
+		return;
+	procno = Outbox->rate_worker_procno;
+	if (procno >= 0)
+		SetLatch(&GetPGProcByNumber(procno)->procLatch);
+}
+
+/* The earliest moment a waiter held back for tokens may go (max: none). */
+uint64
+sync_rate_deadline(void)
+{
+	return pg_atomic_read_u64(&Outbox->next_rate_due);
+}
+
+/* Forget it, before the rate pass finds it again. */
+void
+sync_rate_reset(void)
+{
+	pg_atomic_write_u64(&Outbox->next_rate_due, PG_UINT64_MAX);
 }
 
 /* The earliest launch-plan time-out (PG_UINT64_MAX: none). */

@@ -48,6 +48,10 @@ extern uint64 sync_launch_due(void);
 extern void sync_launch_reset_deadline(void);
 extern void sync_launch_set_dirty(void);
 extern bool sync_launch_take_dirty(void);
+extern void sync_rate_worker_attach(bool attach);
+extern void sync_rate_scheduled(TimestampTz due, bool wake);
+extern uint64 sync_rate_deadline(void);
+extern void sync_rate_reset(void);
 extern void sync_unfit_set(void);
 extern bool sync_unfit_take(void);
 

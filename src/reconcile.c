@@ -23,7 +23,7 @@
  *
  * No state of its own; the deadlines live in outbox.c.
  *
- * Layer 10: calls layers 0-9.
+ * Layer 11: calls layers 0-10.
  *
  *-------------------------------------------------------------------------
  */

@@ -12,14 +12,15 @@
  * exclusively (the caller takes them, in ascending order); reading limits
  * runs with none held.
  *
- * Layer 4: calls layers 0-3 (names.c, lock_table.c, wait_queue.c,
- * sem_limits.c).
+ * Layer 5: calls layers 0-4 (names.c, lock_table.c, queue_order.c,
+ * wait_queue.c, sem_limits.c).
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include "miscadmin.h"
+#include "queue_order.h"
 #include "utils/timestamp.h"
 
 #include "compat.h"
@@ -277,7 +278,8 @@ sync_bind_request(AcquireRequest *req, int32 priority, SyncScope scope,
 			if (sync_entry_unfit(req->entries[i]))
 			{
 				/* more slots than the limit: it could never be granted */
-				req->failed_limit = lock->limit;
+				req->failed_rate = !(lock->limit > 0 && req->slots > lock->limit);
+				req->failed_limit = req->failed_rate ? lock->rate_limit : lock->limit;
 				sync_unbind_request(req);
 				*failed = i;
 				return SYNC_BIND_TOO_MANY_SLOTS;
@@ -311,6 +313,17 @@ sync_report_bind_error(AcquireRequest *req, int error, int failed)
 				 errmsg("syncwf lock table is full"),
 				 errdetail("All %d lock slots are in use.", sync_max_locks),
 				 errhint("Raise syncwf.max_locks in postgresql.conf and restart the server.")));
+	if (error == SYNC_BIND_TOO_MANY_SLOTS && req->failed_rate)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg_plural("semaphore \"%s\" grants %d slot per rate period, fewer than the %d asked for",
+							   "semaphore \"%s\" grants %d slots per rate period, fewer than the %d asked for",
+							   req->failed_limit,
+							   req->names[failed], req->failed_limit, req->slots),
+				 errdetail("Its rate_limit is %d: a request that takes more slots could never get tokens enough.",
+						   req->failed_limit),
+				 errhint("Ask for at most %d slots, or raise the rate_limit of the semaphore's sync_limit row.",
+						 req->failed_limit)));
 	if (error == SYNC_BIND_TOO_MANY_SLOTS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

@@ -33,7 +33,8 @@ typedef struct AcquireRequest
 	SyncEntry **entries;		/* reserved shared entries, or NULL */
 	int32		slots;			/* slots of each semaphore (1 for mutexes) */
 	bool		shared;			/* shared holds of the mutexes */
-	int32		failed_limit;	/* SYNC_BIND_TOO_MANY_SLOTS: the limit */
+	int32		failed_limit;	/* SYNC_BIND_TOO_MANY_SLOTS: the limit, */
+	bool		failed_rate;	/* ... of the semaphore's rate if set */
 	bool		placeholders;	/* local placeholders were added */
 	uint32		partmask;
 	uint64		generation;		/* limit generation the limits were read at */

@@ -40,8 +40,8 @@
  * partition lock of each changed semaphore (every partition after a
  * TRUNCATE).
  *
- * Layer 3: calls layers 0-2 (names.c, tables.c, lock_table.c, outbox.c,
- * wait_queue.c).
+ * Layer 4: calls layers 0-3 (names.c, tables.c, lock_table.c, outbox.c,
+ * rate_limits.c, wait_queue.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -57,11 +57,13 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
+#include "utils/timestamp.h"
 
 #include "sem_limits.h"
 #include "lock_table.h"
 #include "names.h"
 #include "outbox.h"
+#include "rate_limits.h"
 #include "tables.h"
 #include "wait_queue.h"
 
@@ -113,18 +115,43 @@ sync_limit_is_pattern(const char *name)
 }
 
 /*
- * The columns every query here reads: name, sizelimit, max_waiters (NULL
- * when the table has no such column yet: a 1.4 schema, before ALTER
- * EXTENSION syncwf UPDATE), from table relid.
+ * The columns every query here reads: name, sizelimit, max_waiters,
+ * rate_limit, rate_period (NULL when the table has no such column yet: a
+ * 1.4 schema, before ALTER EXTENSION syncwf UPDATE), from table relid.
  */
 static char *
 sync_limit_select(Oid relid)
 {
+	bool		v15 = get_attnum(relid, "max_waiters") != InvalidAttrNumber;
+
 	return psprintf("SELECT name, sizelimit, %s FROM %s",
-					get_attnum(relid, "max_waiters") != InvalidAttrNumber ?
-					"max_waiters" : "NULL::pg_catalog.int4",
+					v15 ? "max_waiters, rate_limit, rate_period" :
+					"NULL::pg_catalog.int4, NULL::pg_catalog.int4, NULL::pg_catalog.interval",
 					quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
 											   get_rel_name(relid)));
+}
+
+/*
+ * The rate of a row: columns rate_limit and rate_period at 'col' and
+ * col + 1 of 'tup' (both NULL, or both set: the table's CHECK).
+ */
+void
+sync_limit_rate_of(HeapTuple tup, TupleDesc desc, int col, SyncLimitValue *value)
+{
+	bool		limit_null,
+				period_null;
+	Datum		limit = SPI_getbinval(tup, desc, col, &limit_null);
+	Datum		period = SPI_getbinval(tup, desc, col + 1, &period_null);
+
+	value->rate_limit = 0;
+	value->rate_period_us = 0;
+	if (limit_null || period_null || DatumGetInt32(limit) <= 0)
+		return;
+	value->rate_period_us = sync_interval_us(DatumGetIntervalP(period));
+	if (value->rate_period_us > 0)
+		value->rate_limit = DatumGetInt32(limit);
+	else
+		value->rate_period_us = 0;
 }
 
 /* Read the value of row 'i' of the last SPI result of sync_limit_select(). */
@@ -141,6 +168,7 @@ sync_limit_row(uint64 i, SyncLimitValue *value)
 	d = SPI_getbinval(tup, desc, 3, &isnull);
 	value->max_waiters = isnull ? -1 : DatumGetInt32(d);
 	value->pattern_len = 0;
+	sync_limit_rate_of(tup, desc, 4, value);
 	return SPI_getvalue(tup, desc, 1);
 }
 
@@ -216,6 +244,8 @@ sync_limit_resolve(const char *key, LimitFind find, void *rows, SyncLimitValue *
 	value->limit = LIMIT_UNDEFINED;
 	value->max_waiters = -1;
 	value->pattern_len = 0;
+	value->rate_limit = 0;
+	value->rate_period_us = 0;
 }
 
 /* LimitFind over the last SPI result of sync_limit_select() (a few rows). */
@@ -419,11 +449,15 @@ sync_limit_plan_default(const char *lock_name, SyncLimitValue *value)
 	value->limit = PG_INT32_MAX;
 	value->max_waiters = -1;
 	value->pattern_len = 0;
+	value->rate_limit = 0;
+	value->rate_period_us = 0;
 	return true;
 }
 
 /*
- * Give 'lock' (a semaphore being created) what sync_limit says of it.
+ * Give 'lock' (a semaphore) what sync_limit says of it: its limit, queue
+ * cap and rate (a new rate starts with a full bucket, a changed one keeps
+ * the tokens it has: rate_limits.c).
  * Caller holds its partition exclusively.
  */
 void
@@ -433,6 +467,8 @@ sync_limit_set(SyncLock *lock, const SyncLimitValue *value)
 	lock->limit = value->limit;
 	lock->max_waiters = value->max_waiters;
 	lock->pattern_len = value->pattern_len;
+	sync_rate_configure(lock, value->rate_limit, value->rate_period_us,
+						value->rate_limit > 0 ? GetCurrentTimestamp() : 0);
 }
 
 /*

@@ -10,6 +10,8 @@
 #ifndef SYNC_SEM_LIMITS_H
 #define SYNC_SEM_LIMITS_H
 
+#include "access/htup.h"
+#include "access/tupdesc.h"
 #include "utils/hsearch.h"
 
 #include "lock_table.h"
@@ -30,6 +32,8 @@ typedef struct SyncLimitValue
 	int16		pattern_len;	/* 0: the semaphore's own row; else the row
 								 * is the key's first pattern_len bytes
 								 * (ending in '/') followed by '*' */
+	int32		rate_limit;		/* tokens of its rate; 0: no rate */
+	int64		rate_period_us; /* ... refilled over this long */
 } SyncLimitValue;
 
 extern void sync_limit_lookup(const char *lock_name, Oid relid, SyncLimitValue *value);
@@ -39,6 +43,8 @@ extern HTAB *sync_limit_patterns(Oid relid);
 extern void sync_limit_match(HTAB *rows, const char *key, SyncLimitValue *value);
 extern bool sync_limit_plan_default(const char *lock_name, SyncLimitValue *value);
 extern void sync_limit_set(SyncLock *lock, const SyncLimitValue *value);
+extern void sync_limit_rate_of(HeapTuple tup, TupleDesc desc, int col,
+							   SyncLimitValue *value);
 extern char *sync_limit_row_name(const SyncLock *lock);
 extern void sync_limits_changed(Oid relid, const char *name);
 extern bool sync_limits_pending(void);

@@ -11,7 +11,7 @@
  *
  * No state of its own.
  *
- * Layer 11: calls layers 0-8 (names.c, guc.c, tables.c, lock_table.c,
+ * Layer 12: calls layers 0-9 (names.c, guc.c, tables.c, lock_table.c,
  * keyed_ops.c).
  *
  *-------------------------------------------------------------------------

@@ -9,7 +9,7 @@
  *		arguments, passes the entry guard, calls keyed_ops.c (or
  *		reconcile.c, keyed_events.c) once and forms the result.
  *
- * Layer 12 (entry points): calls layers 0-11.
+ * Layer 13 (entry points): calls layers 0-12.
  *
  *-------------------------------------------------------------------------
  */

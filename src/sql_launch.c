@@ -7,7 +7,7 @@
  *		passes the entry guard, calls launch.c (or, to register a plan,
  *		launch_rows.c) once and forms the result.
  *
- * Layer 12 (entry points): calls layers 0-11.
+ * Layer 13 (entry points): calls layers 0-12.
  *
  *-------------------------------------------------------------------------
  */

@@ -6,7 +6,7 @@
  *		sync_release() and sync_release_all().  Each reads its arguments,
  *		passes the entry guard, calls holds.c once and forms the result.
  *
- * Layer 12 (entry points): calls layers 0-11.
+ * Layer 13 (entry points): calls layers 0-12.
  *
  *-------------------------------------------------------------------------
  */

@@ -5,7 +5,7 @@
  *		sync_holders and sync_waiters: each passes the entry guard, takes
  *		a copy from status.c and forms the rows.
  *
- * Layer 12 (entry points): calls layers 0-11.
+ * Layer 13 (entry points): calls layers 0-12.
  *
  *-------------------------------------------------------------------------
  */
@@ -43,11 +43,11 @@ sync_lock_status(PG_FUNCTION_ARGS)
 	 * with the 1.4 definition, before ALTER EXTENSION syncwf UPDATE, it has
 	 * five (tuplestore_putvalues() takes as many as the descriptor has).
 	 */
-	Assert(rsinfo->setDesc->natts <= 8);
+	Assert(rsinfo->setDesc->natts <= 10);
 	for (int i = 0; i < nrows; i++)
 	{
-		Datum		values[8];
-		bool		nulls[8] = {false};
+		Datum		values[10];
+		bool		nulls[10] = {false};
 
 		values[0] = CStringGetTextDatum(rows[i].name);
 		values[1] = CStringGetTextDatum(rows[i].kind == SYNC_KIND_MUTEX ? "mutex" : "semaphore");
@@ -60,6 +60,10 @@ sync_lock_status(PG_FUNCTION_ARGS)
 		values[6] = Int32GetDatum(rows[i].max_waiters);
 		nulls[6] = (rows[i].max_waiters < 0);
 		values[7] = Int32GetDatum(rows[i].slots_held);
+		values[8] = Int32GetDatum(rows[i].rate_tokens);
+		nulls[8] = (rows[i].rate_tokens < 0);
+		values[9] = TimestampTzGetDatum(rows[i].rate_next_refill);
+		nulls[9] = (rows[i].rate_next_refill == 0);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;

@@ -22,7 +22,7 @@
  * Backend-local state only: where the columns and the primary key of
  * sync_state are, kept until one of syncwf's tables is invalidated.
  *
- * Layer 7: calls layer 0 only (tables.c).
+ * Layer 8: calls layer 0 only (tables.c).
  *
  *-------------------------------------------------------------------------
  */

@@ -26,7 +26,8 @@
  *
  * Backend-local state only.
  *
- * Layer 7: calls layer 0 only (names.c, tables.c, keyed_events.c).
+ * Layer 8: calls layers 0 and 4 (names.c, tables.c, keyed_events.c;
+ * sem_limits.c for the rate columns of a sync_limit row).
  *
  *-------------------------------------------------------------------------
  */
@@ -462,7 +463,7 @@ sync_state_read_all(List **controllers)
 
 	sql = psprintf("SELECT s.name, s.workflowkey, s.controller, s.held, s.priority, s.time, "
 				   "s.token, s.granted_at, s.lease, s.lease_expires, s.owner::pg_catalog.oid, "
-				   "s.request_id, s.seq, l.sizelimit, s.admit_limit, %s, %s, %s, %s "
+				   "s.request_id, s.seq, l.sizelimit, s.admit_limit, %s, %s, %s, %s, %s "
 				   "FROM %s s LEFT JOIN %s l ON l.name OPERATOR(pg_catalog.=) "
 				   "pg_catalog.substr(s.name, 5) AND s.name OPERATOR(pg_catalog.~~) 'sem/%%' "
 				   "ORDER BY s.held DESC, s.priority DESC, s.time, s.seq",
@@ -473,6 +474,9 @@ sync_state_read_all(List **controllers)
 				   "s.slots" : "1",
 				   get_attnum(t->state, "mode") != InvalidAttrNumber ?
 				   "s.mode OPERATOR(pg_catalog.=) 'shared'" : "false",
+				   get_attnum(t->limit, "rate_limit") != InvalidAttrNumber ?
+				   "l.rate_limit, l.rate_period" :
+				   "NULL::pg_catalog.int4, NULL::pg_catalog.interval",
 				   state, limits);
 	rc = SPI_execute_snapshot(SPI_prepare(sql, 0, NULL), NULL, NULL, snapshot,
 							  InvalidSnapshot, true, false, 0);
@@ -516,6 +520,7 @@ sync_state_read_all(List **controllers)
 		row->slots = isnull ? 1 : DatumGetInt32(d);
 		d = SPI_getbinval(tup, desc, 19, &isnull);
 		row->shared = !isnull && DatumGetBool(d);
+		sync_limit_rate_of(tup, desc, 20, &row->limit);
 		rows = lappend(rows, row);
 		MemoryContextSwitchTo(old);
 	}

@@ -8,8 +8,8 @@
  *
  * No state of its own.
  *
- * Layer 6: calls layers 0-5 (guc.c, lock_table.c, wait_queue.c,
- * controllers.c, holders.c).
+ * Layer 7: calls layers 0-6 (guc.c, lock_table.c, rate_limits.c,
+ * wait_queue.c, controllers.c, holders.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -17,10 +17,12 @@
 
 #include "miscadmin.h"
 #include "utils/memutils.h"
+#include "utils/timestamp.h"
 
 #include "controllers.h"
 #include "guc.h"
 #include "holders.h"
+#include "rate_limits.h"
 #include "sem_limits.h"
 #include "status.h"
 #include "wait_queue.h"
@@ -76,7 +78,9 @@ sync_status_locks(LockRow **rows_out)
 	LockRow    *rows;
 	int			nrows = 0;
 	int			maxrows = 0;
+	TimestampTz now;
 
+	now = GetCurrentTimestamp();
 	sync_lock_partitions(all, LW_SHARED);
 	sync_foreach_live_lock(it)
 		maxrows++;
@@ -96,6 +100,10 @@ sync_status_locks(LockRow **rows_out)
 			sync_lock_slots(lock) : -1;
 		row->nheld = lock->nheld;
 		row->slots_held = lock->slots_held;
+		row->rate_tokens = -1;
+		row->rate_next_refill = 0;
+		if (lock->rate_limit > 0)
+			row->rate_tokens = sync_rate_tokens(lock, now, &row->rate_next_refill);
 		row->nwaiting = lock->nwaiting + lock->ndormant;
 		row->limit_row = sync_limit_row_name(lock);
 		row->max_waiters = (row->limit_row != NULL) ? lock->max_waiters : -1;

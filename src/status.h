@@ -18,6 +18,8 @@ typedef struct LockRow
 	int32		limit;
 	int32		nheld;
 	int32		slots_held;		/* slots the holders take */
+	int32		rate_tokens;	/* rate-limited: tokens now; -1: no rate */
+	TimestampTz rate_next_refill;	/* ... when the next comes; 0: full */
 	int32		nwaiting;
 	char	   *limit_row;		/* sync_limit row that applies, or NULL */
 	int32		max_waiters;	/* -1: no cap */

@@ -12,7 +12,7 @@
  *		ends the session's holds.  docs/architecture.md
  *		shows the layers.
  *
- * Layer 12 (entry point): calls layers 0-11.
+ * Layer 13 (entry point): calls layers 0-12.
  *
  *-------------------------------------------------------------------------
  */
@@ -193,21 +193,36 @@ syncwf_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 		(void) sync_release_all_holds();
 }
 
-/* The background worker (worker.c), started once recovery has finished. */
+/* Register a background worker of worker.c: entry 'function', named 'name'. */
 static void
-sync_worker_register(void)
+sync_register_worker(const char *function, const char *name,
+					 BgWorkerStartTime start, int restart_s)
 {
 	BackgroundWorker worker;
 
 	memset(&worker, 0, sizeof(worker));
 	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
-	worker.bgw_restart_time = 5;
+	worker.bgw_start_time = start;
+	worker.bgw_restart_time = restart_s;
 	snprintf(worker.bgw_library_name, BGW_MAXLEN, "syncwf");
-	snprintf(worker.bgw_function_name, BGW_MAXLEN, "sync_worker_main");
-	snprintf(worker.bgw_name, BGW_MAXLEN, "syncwf worker");
-	snprintf(worker.bgw_type, BGW_MAXLEN, "syncwf worker");
+	snprintf(worker.bgw_function_name, BGW_MAXLEN, "%s", function);
+	snprintf(worker.bgw_name, BGW_MAXLEN, "%s", name);
+	snprintf(worker.bgw_type, BGW_MAXLEN, "%s", name);
 	RegisterBackgroundWorker(&worker);
+}
+
+/*
+ * The background worker (worker.c), started once recovery has finished, and
+ * the rate worker, as soon as the server is consistent (a standby's too: it
+ * connects to no database, only to be seen in pg_stat_activity).
+ */
+static void
+sync_worker_register(void)
+{
+	sync_register_worker("sync_worker_main", "syncwf worker",
+						 BgWorkerStart_RecoveryFinished, 5);
+	sync_register_worker("sync_rate_worker_main", "syncwf rate worker",
+						 BgWorkerStart_ConsistentState, 1);
 }
 
 void

@@ -22,9 +22,16 @@
  *	  holder.  A front request that does not fit stops the pass, so small
  *	  or shared requests behind it never starve it; consecutive shared
  *	  requests at the front are granted in one pass;
- *	- a request for more slots than its semaphore's limit (one that was
- *	  lowered under it) can never be granted: everyone passes over it, and
- *	  its owner is told (sync_queue_wake_unfit());
+ *	- a request for more slots than its semaphore's limit, or than its
+ *	  rate's tokens (a limit lowered under it) can never be granted:
+ *	  everyone passes over it, and its owner is told
+ *	  (sync_queue_wake_unfit());
+ *	- a rate-limited semaphore grants only while its bucket has a token for
+ *	  each slot (rate_limits.c).  A front request that fits but lacks
+ *	  tokens stops the pass like one that does not fit; its lock goes on
+ *	  its partition's rate list (sync_rate_check()), and the rate worker
+ *	  (worker.c) wakes at the moment the tokens come to run the grant pass
+ *	  again, in sync_rate_pass() -- no one polls;
  *	- whoever frees a slot (release, session or transaction end, a raised
  *	  limit, a cancelled waiter) runs the grant pass for that lock, grants
  *	  the front request(s) and sets their owners' latches.  Waiters sleep on
@@ -46,19 +53,23 @@
  * Locking: every function here runs under the partition locks of the locks
  * it touches (lock_table.c); the deferred list is backend-local.
  *
- * Layer 2: calls layers 0 and 1 (tokens.c, lock_table.c).
+ * Layer 3: calls layers 0-2 (tokens.c, lock_table.c, outbox.c,
+ * rate_limits.c, queue_order.c).
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include "miscadmin.h"
+#include "queue_order.h"
 #include "storage/latch.h"
 #include "storage/proc.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
 #include "compat.h"
+#include "outbox.h"
+#include "rate_limits.h"
 #include "tokens.h"
 #include "wait_queue.h"
 
@@ -76,6 +87,18 @@ static DeferredRequest *deferred = NULL;
 static int	ndeferred = 0;
 static int	maxdeferred = 0;
 
+/* In sync_rate_pass(), which collects the next moment due itself. */
+static bool in_rate_pass = false;
+
+/* The clock, read once per caller and only when a rate needs it. */
+static inline TimestampTz
+sync_lazy_now(TimestampTz *now)
+{
+	if (*now == 0)
+		*now = GetCurrentTimestamp();
+	return *now;
+}
+
 void
 sync_queue_set_grant_hook(SyncGrantHook hook)
 {
@@ -90,16 +113,20 @@ sync_lock_slots(SyncLock *lock)
 
 /*
  * Can entry 'e' never be granted, because it asks for more slots than its
- * semaphore's limit (lowered since it came)?  A limit of 0 pauses a
- * semaphore: then everyone waits, and nobody is unfit.
+ * semaphore's limit or its rate (lowered since it came)?  A limit of 0
+ * pauses a semaphore: then everyone waits, and nobody is unfit for it.
  */
 bool
 sync_entry_unfit(const SyncEntry *e)
 {
 	SyncLock   *lock = e->lock;
 
-	return lock->kind == SYNC_KIND_SEMAPHORE && lock->limit > 0 &&
-		e->slots > lock->limit;
+	if (lock->kind != SYNC_KIND_SEMAPHORE)
+		return false;
+	if (lock->limit > 0 && e->slots > lock->limit)
+		return true;
+	/* a bucket never holds more tokens than its rate */
+	return lock->rate_limit > 0 && e->slots > lock->rate_limit;
 }
 
 /*
@@ -129,166 +156,20 @@ sync_entry_at_own_limit(const SyncEntry *e, int nheld)
 	return e->admit_limit >= 0 && nheld >= e->admit_limit;
 }
 
-/* Does entry 'e' fit now, under the lock's limit and its own? */
-static inline bool
-sync_entry_fits(const SyncEntry *e)
-{
-	return sync_lock_fits(e, e->lock->nheld, e->lock->slots_held) &&
-		!sync_entry_at_own_limit(e, e->lock->nheld);
-}
-
 /*
- * Link a granted entry into its lock's holders, or take one out, keeping
- * the counts.  Caller holds the partition exclusively.
+ * Does entry 'e' fit now, under the lock's limit and its own, with tokens
+ * for its slots if the lock has a rate?  *now: the clock, read if needed.
  */
-void
-sync_holder_link(SyncLock *lock, SyncEntry *e)
-{
-	Assert(sync_partition_held(lock->hashcode, true));
-	Assert(e->lock == lock && dlist_node_is_detached(&e->lock_link));
-	dlist_push_tail(&lock->holders, &e->lock_link);
-	lock->nheld++;
-	lock->slots_held += sync_entry_weight(e);
-}
-
-void
-sync_holder_unlink(SyncEntry *e)
+static inline bool
+sync_entry_fits(const SyncEntry *e, TimestampTz *now)
 {
 	SyncLock   *lock = e->lock;
 
-	Assert(sync_partition_held(lock->hashcode, true));
-	Assert(lock->nheld > 0 && lock->slots_held >= sync_entry_weight(e));
-	dlist_delete_thoroughly(&e->lock_link);
-	lock->nheld--;
-	lock->slots_held -= sync_entry_weight(e);
-}
-
-/*
- * Does entry a go before entry b in a queue?  Priority first (higher
- * first), then the queue time (a keyed request may give its workflow's
- * creation time, as Argo orders), then arrival.
- */
-static inline bool
-sync_entry_precedes(const SyncEntry *a, const SyncEntry *b)
-{
-	if (a->priority != b->priority)
-		return a->priority > b->priority;
-	if (a->queued_at != b->queued_at)
-		return a->queued_at < b->queued_at;
-	return a->seq < b->seq;
-}
-
-/*
- * Insert into an ordered list.  Newcomers usually belong at the tail, so
- * search from there; one that goes before the head (a higher priority) is
- * placed at once, whatever the length of the queue.
- */
-static void
-sync_ordered_insert(dlist_head *list, SyncEntry *entry)
-{
-	dlist_iter	iter;
-
-	Assert(dlist_node_is_detached(&entry->lock_link));
-	if (dlist_is_empty(list) ||
-		sync_entry_precedes(entry, dlist_head_element(SyncEntry, lock_link, list)))
-	{
-		dlist_push_head(list, &entry->lock_link);
-		return;
-	}
-	dlist_reverse_foreach(iter, list)
-	{
-		SyncEntry  *other = dlist_container(SyncEntry, lock_link, iter.cur);
-
-		if (sync_entry_precedes(other, entry))
-		{
-			dlist_insert_after(&other->lock_link, &entry->lock_link);
-			return;
-		}
-	}
-	dlist_push_head(list, &entry->lock_link);
-}
-
-/*
- * Put a pending entry into its lock's queue.  Caller holds its partition
- * exclusively.
- */
-void
-sync_queue_insert(SyncLock *lock, SyncEntry *entry)
-{
-	Assert(sync_partition_held(lock->hashcode, true));
-	Assert(entry->lock == lock && entry->state != SYNC_ENTRY_HELD);
-	entry->state = SYNC_ENTRY_PENDING;
-	lock->nwaiting++;
-	sync_ordered_insert(&lock->waiters, entry);
-}
-
-/*
- * Put a pending entry of an inactive controller into its lock's dormant
- * list: it keeps its order there, is passed over by the grant pass, and
- * goes back into the queue when its controller heartbeats again.  Caller
- * holds its partition exclusively.
- */
-void
-sync_dormant_insert(SyncLock *lock, SyncEntry *entry)
-{
-	Assert(sync_partition_held(lock->hashcode, true));
-	Assert(entry->lock == lock && entry->state != SYNC_ENTRY_HELD);
-	entry->state = SYNC_ENTRY_DORMANT;
-	lock->ndormant++;
-	sync_ordered_insert(&lock->dormant, entry);
-}
-
-/*
- * The first entry of the queued request 'first' whose lock's queue
- * (waiters and entries of inactive controllers, the request's included) is
- * longer than the lock's max_waiters, or NULL.  Caller holds their
- * partitions.
- */
-SyncEntry *
-sync_queue_over_cap(SyncEntry *first)
-{
-	SyncEntry  *e = first;
-
-	do
-	{
-		SyncLock   *lock = e->lock;
-
-		Assert(sync_partition_held(lock->hashcode, false));
-		if (lock->max_waiters >= 0 &&
-			lock->nwaiting + lock->ndormant > lock->max_waiters)
-			return e;
-		e = e->next_in_request;
-	} while (e != first);
-	return NULL;
-}
-
-/*
- * Take the entries of a request that were just queued, and never granted,
- * out of their queues again: as if they had never been queued, so no
- * grant pass is due.  Caller holds their partitions exclusively, as it has
- * since it queued them.
- */
-void
-sync_queue_unlink(SyncEntry *first)
-{
-	SyncEntry  *e = first;
-
-	do
-	{
-		SyncLock   *lock = e->lock;
-
-		Assert(sync_partition_held(lock->hashcode, true));
-		if (e->state == SYNC_ENTRY_PENDING)
-			lock->nwaiting--;
-		else
-		{
-			Assert(e->state == SYNC_ENTRY_DORMANT);
-			lock->ndormant--;
-		}
-		dlist_delete_thoroughly(&e->lock_link);
-		e->state = SYNC_ENTRY_FREE;
-		e = e->next_in_request;
-	} while (e != first);
+	if (!sync_lock_fits(e, lock->nheld, lock->slots_held) ||
+		sync_entry_at_own_limit(e, lock->nheld))
+		return false;
+	return lock->rate_limit <= 0 ||
+		sync_rate_allows(lock, e->slots, sync_lazy_now(now));
 }
 
 /*
@@ -344,28 +225,6 @@ sync_queue_wake_unfit(SyncLock *lock)
 }
 
 /*
- * 1-based position of a pending entry in its queue; 0 if not queued.
- * Caller holds its partition.
- */
-int
-sync_queue_position(SyncEntry *entry)
-{
-	dlist_iter	iter;
-	int			pos = 0;
-
-	Assert(sync_partition_held(entry->lock->hashcode, false));
-	if (entry->state != SYNC_ENTRY_PENDING)
-		return 0;
-	dlist_foreach(iter, &entry->lock->waiters)
-	{
-		pos++;
-		if (dlist_container(SyncEntry, lock_link, iter.cur) == entry)
-			return pos;
-	}
-	return 0;
-}
-
-/*
  * May entry 'e', which carries its own limit, go before the waiters ahead of
  * it (all of them if it is not queued)?  Only if each of them is held back
  * by its own limit, not by the lock's: a launch plan's waiting execution of
@@ -406,13 +265,14 @@ bool
 sync_request_grantable(SyncEntry *entry, bool respect_queue)
 {
 	SyncEntry  *e = entry;
+	TimestampTz now = 0;
 
 	do
 	{
 		SyncLock   *lock = e->lock;
 
 		Assert(sync_partition_held(lock->hashcode, false));
-		if (!sync_entry_fits(e))
+		if (!sync_entry_fits(e, &now))
 			return false;
 		/* a reserved entry is granted by its hand-off only */
 		if (TransactionIdIsValid(e->reserved_xid))
@@ -465,6 +325,9 @@ sync_entry_grantable_check(SyncEntry *e)
 		return false;
 	if (e->admit_limit >= 0 && lock->nheld >= e->admit_limit)
 		return false;
+	if (lock->rate_limit > 0 &&
+		!sync_rate_allows(lock, e->slots, GetCurrentTimestamp()))
+		return false;
 	if (e->state != SYNC_ENTRY_PENDING && e->state != SYNC_ENTRY_FREE)
 		return false;
 	if (e->state == SYNC_ENTRY_FREE && !dlist_node_is_detached(&e->lock_link))
@@ -476,9 +339,7 @@ sync_entry_grantable_check(SyncEntry *e)
 		if (w == e)
 			return true;
 		if (w->state == SYNC_ENTRY_PENDING &&
-			(TransactionIdIsValid(w->reserved_xid) ||
-			 (lock->kind == SYNC_KIND_SEMAPHORE && lock->limit > 0 &&
-			  w->slots > lock->limit)))
+			(TransactionIdIsValid(w->reserved_xid) || sync_entry_unfit(w)))
 			continue;
 		if (w->state != SYNC_ENTRY_PENDING || e->admit_limit < 0 ||
 			w->admit_limit < 0 || lock->nheld < w->admit_limit)
@@ -531,6 +392,7 @@ sync_request_grant(SyncEntry *entry, bool forced)
 		e->token = sync_next_token();
 		e->since = now;
 		sync_holder_link(lock, e);
+		sync_rate_spend(lock, e->slots, now);
 		if (e->scope == SYNC_SCOPE_KEYED)
 		{
 			Assert(keyed_grant_hook != NULL);
@@ -569,18 +431,21 @@ typedef enum SyncPassStep
 {
 	SYNC_PASS_GRANT,			/* grant it (a multi-lock one: defer it) */
 	SYNC_PASS_NEXT,				/* pass over it, look at the next */
-	SYNC_PASS_STOP				/* the pass ends here */
+	SYNC_PASS_STOP,				/* the pass ends here */
+	SYNC_PASS_TOKENS			/* ... because it waits for tokens */
 } SyncPassStep;
 
 /*
  * The rules of the grant pass, for waiter 'w' of 'lock' when the lock has
  * 'nheld' holders taking 'slots_held' slots; *passing says whether a
  * waiter held back by its own limit was passed over already (then only
- * those with a limit of their own may go on).  Used by the pass itself and
- * by the hand-off's look ahead, so that both choose alike.
+ * those with a limit of their own may go on); *now is the clock, read if
+ * a rate needs it.  Used by the pass itself, by the hand-off's look ahead
+ * and by sync_rate_check(), so that they choose alike.
  */
 static SyncPassStep
-sync_pass_step(SyncEntry *w, int nheld, int slots_held, bool *passing)
+sync_pass_step(SyncEntry *w, int nheld, int slots_held, bool *passing,
+			   TimestampTz *now)
 {
 	Assert(w->state == SYNC_ENTRY_PENDING);
 	/* reserved: its hand-off brings its own slot */
@@ -604,7 +469,117 @@ sync_pass_step(SyncEntry *w, int nheld, int slots_held, bool *passing)
 	/* a claim-only request at the front waits for its claim */
 	if (w->claim)
 		return SYNC_PASS_STOP;
+	/* its slots are free, but the bucket lacks tokens for them */
+	if (w->lock->rate_limit > 0 &&
+		!sync_rate_allows(w->lock, w->slots, sync_lazy_now(now)))
+		return SYNC_PASS_TOKENS;
 	return SYNC_PASS_GRANT;
+}
+
+/*
+ * After the grant pass of a rate-limited lock (or a request queued on
+ * one): if its front waiter waits only for tokens, or has them already
+ * (they came since the last pass), put the lock on its partition's rate
+ * list and make sure the rate worker wakes when they come, or now;
+ * otherwise take it off.  Returns that moment, or 0.  Caller holds the
+ * partition exclusively.
+ */
+static TimestampTz
+sync_rate_check(SyncLock *lock)
+{
+	dlist_iter	iter;
+	bool		passing = false;
+	TimestampTz now = 0;
+
+	if (lock->rate_limit > 0)
+		dlist_foreach(iter, &lock->waiters)
+		{
+			SyncEntry  *w = dlist_container(SyncEntry, lock_link, iter.cur);
+			SyncPassStep step = sync_pass_step(w, lock->nheld, lock->slots_held,
+											   &passing, &now);
+			TimestampTz due;
+
+			if (step == SYNC_PASS_NEXT)
+				continue;
+			if (step == SYNC_PASS_STOP || (step == SYNC_PASS_GRANT && w->nlocks > 1))
+				break;
+			/*
+			 * Its tokens are there (they came since the last pass): the
+			 * rate pass grants it at once.  (A request of several locks at
+			 * the front is the deferred pass's.)
+			 */
+			due = (step == SYNC_PASS_GRANT) ? sync_lazy_now(&now) :
+				sync_rate_due(lock, w->slots);
+			sync_lock_rate_wait(lock);
+			/* the rate pass wakes for it itself */
+			sync_rate_scheduled(due, !in_rate_pass);
+			return due;
+		}
+	sync_lock_rate_done(lock);
+	return 0;
+}
+
+/*
+ * A request was just queued and not granted: for each of its locks with a
+ * rate, see whether the front waits for tokens (sync_rate_check()).
+ * Caller holds the request's partitions exclusively.
+ */
+void
+sync_queue_rate_check(SyncEntry *first)
+{
+	SyncEntry  *e = first;
+
+	do
+	{
+		if (e->lock->rate_limit > 0)
+			(void) sync_rate_check(e->lock);
+		e = e->next_in_request;
+	} while (e != first);
+}
+
+/*
+ * The rate pass (the rate worker's, worker.c): run the grant pass of every
+ * lock on a rate list, which grants the front waiters whose tokens have
+ * come by 'now'.  Returns the earliest moment
+ * one of the locks still waiting may go (DT_NOEND: none).  Caller holds no
+ * partition.
+ */
+TimestampTz
+sync_rate_pass(TimestampTz now)
+{
+	TimestampTz next = DT_NOEND;
+
+	Assert(!sync_any_partition_held());
+	in_rate_pass = true;
+	for (int p = 0; p < SYNC_NUM_PARTITIONS; p++)
+	{
+		LWLock	   *partition = &sync_shmem->partition_locks[p].lock;
+		dlist_mutable_iter iter;
+
+		/*
+		 * (An unlocked look: a lock put on the list meanwhile lowers the
+		 * deadline, after the caller reset it, and so wakes the worker.)
+		 */
+		if (dlist_is_empty(&sync_shmem->rate_locks[p]))
+			continue;
+		LWLockAcquire(partition, LW_EXCLUSIVE);
+		sync_foreach_rate_lock(iter, p)
+		{
+			SyncLock   *lock = sync_rate_lock(iter);
+
+			/*
+			 * Grants what the tokens allow now, and leaves the lock on the
+			 * list only if its front still waits for tokens.
+			 */
+			sync_grant_waiters(lock);
+			if (!dlist_node_is_detached(&lock->rate_link))
+				next = Min(next, sync_rate_check(lock));
+		}
+		LWLockRelease(partition);
+	}
+	in_rate_pass = false;
+	sync_grant_deferred();
+	return next;
 }
 
 /*
@@ -618,17 +593,18 @@ sync_grant_waiters(SyncLock *lock)
 {
 	dlist_mutable_iter iter;
 	bool		passing = false;
+	TimestampTz now = 0;
 
 	Assert(sync_partition_held(lock->hashcode, true));
 	dlist_foreach_modify(iter, &lock->waiters)
 	{
 		SyncEntry  *front = dlist_container(SyncEntry, lock_link, iter.cur);
 		SyncPassStep step = sync_pass_step(front, lock->nheld, lock->slots_held,
-										   &passing);
+										   &passing, &now);
 
 		if (step == SYNC_PASS_NEXT)
 			continue;
-		if (step == SYNC_PASS_STOP)
+		if (step == SYNC_PASS_STOP || step == SYNC_PASS_TOKENS)
 			break;
 		if (front->nlocks > 1)
 		{
@@ -636,7 +612,10 @@ sync_grant_waiters(SyncLock *lock)
 			break;
 		}
 		sync_request_grant(front, false);
+		now = 0;				/* a rate's tokens are looked at after it */
 	}
+	if (lock->rate_limit > 0 || !dlist_node_is_detached(&lock->rate_link))
+		(void) sync_rate_check(lock);
 }
 
 /*
@@ -659,6 +638,7 @@ sync_waiting_to_held(SyncEntry *e, uint64 token, TimestampTz since)
 	e->token = token;
 	e->since = since;
 	sync_holder_link(lock, e);
+	sync_rate_spend(lock, e->slots, since);
 }
 
 /*
@@ -674,19 +654,26 @@ sync_queue_handoff_candidate(SyncEntry *held)
 	SyncLock   *lock = held->lock;
 	dlist_iter	iter;
 	bool		passing = false;
+	TimestampTz now = 0;
 
 	Assert(sync_partition_held(lock->hashcode, false));
 	Assert(held->state == SYNC_ENTRY_HELD && lock->nheld > 0);
+	/*
+	 * A rate's tokens are not the released hold's to give: the grant pass
+	 * after the commit spends them.
+	 */
+	if (lock->rate_limit > 0)
+		return NULL;
 	dlist_foreach(iter, &lock->waiters)
 	{
 		SyncEntry  *w = dlist_container(SyncEntry, lock_link, iter.cur);
 		SyncPassStep step = sync_pass_step(w, lock->nheld - 1,
 										   lock->slots_held - sync_entry_weight(held),
-										   &passing);
+										   &passing, &now);
 
 		if (step == SYNC_PASS_NEXT)
 			continue;
-		if (step == SYNC_PASS_STOP || w->nlocks > 1)
+		if (step != SYNC_PASS_GRANT || w->nlocks > 1)
 			return NULL;
 
 		/*
@@ -746,9 +733,10 @@ sync_claim_grantable(SyncEntry *e)
 {
 	SyncLock   *lock = e->lock;
 	dlist_iter	iter;
+	TimestampTz now = 0;
 
 	Assert(sync_partition_held(lock->hashcode, false));
-	if (e->nlocks != 1 || !sync_entry_fits(e) ||
+	if (e->nlocks != 1 || !sync_entry_fits(e, &now) ||
 		TransactionIdIsValid(e->reserved_xid))
 		return false;
 	dlist_foreach(iter, &lock->waiters)
@@ -815,7 +803,10 @@ sync_grant_deferred(void)
 		sync_lock_partitions(item.partmask, LW_EXCLUSIVE);
 		if (entry->request_id == item.request_id &&
 			entry->state == SYNC_ENTRY_PENDING &&
-			sync_request_grantable(entry, true))
+			!sync_request_grantable(entry, true))
+			sync_queue_rate_check(entry);	/* it may wait for tokens */
+		else if (entry->request_id == item.request_id &&
+				 entry->state == SYNC_ENTRY_PENDING)
 		{
 			SyncEntry  *e = entry;
 

@@ -11,16 +11,11 @@
 
 #include "lock_table.h"
 
-extern void sync_queue_insert(SyncLock *lock, SyncEntry *entry);
-extern void sync_dormant_insert(SyncLock *lock, SyncEntry *entry);
-extern int	sync_queue_position(SyncEntry *entry);
-extern SyncEntry *sync_queue_over_cap(SyncEntry *first);
-extern void sync_queue_unlink(SyncEntry *first);
 extern int	sync_lock_slots(SyncLock *lock);
 extern bool sync_entry_unfit(const SyncEntry *e);
 extern bool sync_queue_wake_unfit(SyncLock *lock);
-extern void sync_holder_link(SyncLock *lock, SyncEntry *e);
-extern void sync_holder_unlink(SyncEntry *e);
+extern void sync_queue_rate_check(SyncEntry *first);
+extern TimestampTz sync_rate_pass(TimestampTz now);
 extern bool sync_request_grantable(SyncEntry *entry, bool respect_queue);
 extern void sync_request_grant(SyncEntry *entry, bool forced);
 extern void sync_grant_waiters(SyncLock *lock);

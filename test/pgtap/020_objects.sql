@@ -3,23 +3,34 @@
 -- checks accept and refuse), the monitoring views and their column types,
 -- and the syncwf_admin role.
 BEGIN;
-SELECT plan(70);
+SELECT plan(79);
 
 -- sync_limit ---------------------------------------------------------------
 SELECT has_table('sync_limit', 'table sync_limit exists');
-SELECT columns_are('sync_limit', ARRAY['name', 'sizelimit', 'max_waiters'],
-                   'sync_limit has exactly the columns name, sizelimit, max_waiters');
+SELECT columns_are('sync_limit', ARRAY['name', 'sizelimit', 'max_waiters', 'rate_limit', 'rate_period'],
+                   'sync_limit has exactly the columns name, sizelimit, max_waiters, rate_limit, rate_period');
 SELECT is(
     (SELECT array_agg(attname::text ORDER BY attnum) FROM pg_catalog.pg_attribute
       WHERE attrelid = 'sync_limit'::regclass AND attnum > 0 AND NOT attisdropped),
-    ARRAY['name', 'sizelimit', 'max_waiters'],
-    'sync_limit columns are in the order name, sizelimit, max_waiters (Argo''s two first)');
+    ARRAY['name', 'sizelimit', 'max_waiters', 'rate_limit', 'rate_period'],
+    'sync_limit columns are in the order name, sizelimit, max_waiters, rate_limit, rate_period (Argo''s two first)');
 SELECT col_type_is('sync_limit', 'name', 'text', 'sync_limit.name is text');
 SELECT col_type_is('sync_limit', 'sizelimit', 'integer', 'sync_limit.sizelimit is integer');
 SELECT col_type_is('sync_limit', 'max_waiters', 'integer', 'sync_limit.max_waiters is integer');
 SELECT col_is_null('sync_limit', 'max_waiters', 'sync_limit.max_waiters is nullable');
 SELECT col_hasnt_default('sync_limit', 'max_waiters', 'sync_limit.max_waiters has no default');
 SELECT col_has_check('sync_limit', 'max_waiters', 'sync_limit.max_waiters has a CHECK constraint');
+SELECT col_type_is('sync_limit', 'rate_limit', 'integer', 'sync_limit.rate_limit is integer');
+SELECT col_type_is('sync_limit', 'rate_period', 'interval', 'sync_limit.rate_period is interval');
+SELECT col_is_null('sync_limit', 'rate_limit', 'sync_limit.rate_limit is nullable');
+SELECT col_is_null('sync_limit', 'rate_period', 'sync_limit.rate_period is nullable');
+SELECT col_has_check('sync_limit', 'rate_limit', 'sync_limit.rate_limit has a CHECK constraint');
+SELECT col_has_check('sync_limit', 'rate_period', 'sync_limit.rate_period has a CHECK constraint');
+SELECT col_has_check('sync_limit', ARRAY['rate_limit', 'rate_period'],
+                     'sync_limit has a CHECK that rate_limit and rate_period are set together');
+SELECT col_type_is('sync_locks', 'rate_tokens', 'integer', 'sync_locks.rate_tokens is integer');
+SELECT col_type_is('sync_locks', 'rate_next_refill', 'timestamp with time zone',
+                   'sync_locks.rate_next_refill is timestamptz');
 SELECT has_pk('sync_limit', 'sync_limit has a primary key');
 SELECT col_is_pk('sync_limit', 'name', 'sync_limit primary key is (name)');
 SELECT col_not_null('sync_limit', 'name', 'sync_limit.name is NOT NULL');
@@ -29,7 +40,7 @@ SELECT col_has_check('sync_limit', 'name', 'sync_limit.name has a CHECK constrai
 SELECT col_has_check('sync_limit', 'sizelimit', 'sync_limit.sizelimit has a CHECK constraint');
 SELECT is((SELECT count(*)::int FROM pg_catalog.pg_constraint
             WHERE conrelid = 'sync_limit'::regclass AND contype = 'c'),
-          3, 'sync_limit has three CHECK constraints');
+          6, 'sync_limit has six CHECK constraints');
 
 -- What the constraints mean.  The triggers only record the change; the
 -- final ROLLBACK discards it.
@@ -75,8 +86,8 @@ SELECT is(
     (SELECT array_agg(attname::text ORDER BY attnum) FROM pg_catalog.pg_attribute
       WHERE attrelid = 'sync_locks'::regclass AND attnum > 0 AND NOT attisdropped),
     ARRAY['lock_name', 'kind', 'sizelimit', 'holders', 'waiters', 'limit_row', 'max_waiters',
-          'slots_held'],
-    'sync_locks columns are (lock_name, kind, sizelimit, holders, waiters, limit_row, max_waiters, slots_held)');
+          'slots_held', 'rate_tokens', 'rate_next_refill'],
+    'sync_locks columns are (lock_name, kind, sizelimit, holders, waiters, limit_row, max_waiters, slots_held, rate_tokens, rate_next_refill)');
 SELECT col_type_is('sync_locks', 'limit_row', 'text', 'sync_locks.limit_row is text');
 SELECT col_type_is('sync_locks', 'max_waiters', 'integer', 'sync_locks.max_waiters is integer');
 SELECT is(

@@ -8,6 +8,7 @@
 #      heartbeats (an inactive controller stays inactive until it beats);
 #  (b3) kill -9 with weighted and shared holds: the same slots, modes and
 #      queues after the crash, and releases grant by them in queue order;
+#  (b4) a restart starts the bucket of a rate-limited semaphore full;
 #  (b') a restart while a hand-off to a pending request is granted in
 #      memory but not yet written to sync_state (worker off): whatever a
 #      committed sync_request reported as held survives, with its token;
@@ -430,6 +431,32 @@ $node->safe_psql('postgres', "CREATE EXTENSION syncwf;\n" . $helpers . q{
 	});
 	is($node->safe_psql('postgres', "SELECT count(*) FROM sync_state WHERE workflowkey LIKE 'dw/%'"),
 		'0', 'weighted crash: cleaned up');
+}
+
+# --- (b4) a restart refills the bucket of a rate-limited semaphore ----------------------
+# The bucket lives in shared memory: a restart starts it full, so a request
+# that waited for tokens is granted as soon as the holds are loaded.
+{
+	$node->safe_psql('postgres', q{
+		INSERT INTO sync_limit (name, sizelimit, rate_limit, rate_period) VALUES ('dr/rate', 5, 2, '1 hour');
+		SELECT sync_request('sem/dr/rate', 'dr/q1');
+		SELECT sync_request('sem/dr/rate', 'dr/q2');
+		SELECT sync_request('sem/dr/rate', 'dr/q3');
+	});
+	my $rate = q{
+		SELECT holders || ' held, ' || waiters || ' waiting, ' || rate_tokens || ' tokens'
+		  FROM sync_locks WHERE lock_name = 'sem/dr/rate'};
+	is($node->safe_psql('postgres', $rate), '2 held, 1 waiting, 0 tokens',
+		'rate restart: the bucket is spent, a request waits for tokens');
+	$node->restart;
+	is($node->safe_psql('postgres', "SELECT sync_is_held('sem/dr/rate', 'dr/q1')"), 't',
+		'rate restart: the holds are loaded');
+	is($node->safe_psql('postgres', $rate), '3 held, 0 waiting, 1 tokens',
+		'rate restart: the bucket starts full, and the waiting request is granted');
+	$node->safe_psql('postgres', q{
+		SELECT sync_release_holder(h) FROM unnest(ARRAY['dr/q1', 'dr/q2', 'dr/q3']) h;
+		DELETE FROM sync_limit WHERE name LIKE 'dr/%';
+	});
 }
 
 # --- (b') a restart before a hand-off is written -----------------------------------

@@ -3,7 +3,8 @@
 #  - PostgreSQL 17 and later: a sync_acquire blocked behind a holder waits on
 #    the custom wait event "SyncwfAcquire" (wait_event_type "Extension"), a
 #    sync_wait for a pending keyed request on "SyncwfWait", the idle
-#    background worker on "SyncwfWorkerMain", and all three are listed in
+#    background worker on "SyncwfWorkerMain", the idle rate worker (no
+#    database) on "SyncwfRateWorker", and all four are listed in
 #    pg_wait_events with type Extension; a backend that never waited in
 #    syncwf has not registered them under any other name;
 #  - PostgreSQL 15 and 16: all show the generic wait_event "Extension";
@@ -27,11 +28,18 @@ $node->safe_psql('postgres', 'CREATE EXTENSION syncwf');
 
 my $major = int($node->safe_psql('postgres', 'SHOW server_version_num') / 10000);
 my $named = $major >= 17;
-my ($acquire_event, $worker_event, $keyed_event) =
+my ($acquire_event, $worker_event, $keyed_event, $rate_event) =
   $named
-  ? ('SyncwfAcquire', 'SyncwfWorkerMain', 'SyncwfWait')
-  : ('Extension', 'Extension', 'Extension');
+  ? ('SyncwfAcquire', 'SyncwfWorkerMain', 'SyncwfWait', 'SyncwfRateWorker')
+  : ('Extension', 'Extension', 'Extension', 'Extension');
 note "PostgreSQL $major: expecting wait events $acquire_event, $worker_event and $keyed_event";
+
+# The rate worker's wait: it sleeps until a waiter's tokens come.
+ok( $node->poll_query_until(
+		'postgres', qq{
+    SELECT wait_event_type = 'Extension' AND wait_event = '$rate_event'
+      FROM pg_stat_activity WHERE backend_type = 'syncwf rate worker'}),
+	"the idle rate worker waits on $rate_event (type Extension)");
 
 # The worker's wait, once it sleeps between rounds.
 ok( $node->poll_query_until(
@@ -84,8 +92,8 @@ if ($named)
 			'postgres', q{
         SELECT string_agg(type || ':' || name, ',' ORDER BY name)
           FROM pg_wait_events WHERE name LIKE 'Syncwf%'}),
-		'Extension:SyncwfAcquire,Extension:SyncwfWait,Extension:SyncwfWorkerMain',
-		'pg_wait_events lists the three events of syncwf, as type Extension');
+		'Extension:SyncwfAcquire,Extension:SyncwfRateWorker,Extension:SyncwfWait,Extension:SyncwfWorkerMain',
+		'pg_wait_events lists the four events of syncwf, as type Extension');
 	like(
 		$node->safe_psql(
 			'postgres', q{

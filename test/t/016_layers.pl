@@ -11,7 +11,7 @@
 #    reach each other;
 #  - every function or variable a file exports is used by another file, or
 #    by PostgreSQL (an SQL function with its pg_finfo_ record, _PG_init,
-#    Pg_magic_func, the worker's entry point): file-local ones are static;
+#    Pg_magic_func, the two workers' entry points): file-local ones are static;
 #  - a file that other files call has a header of its own name;
 #  - no file of src/ is longer than 900 lines.
 use strict;
@@ -106,7 +106,7 @@ for my $sym (sort keys %defined_in)
 {
 	next if $used_elsewhere{$sym};
 	next if $sym =~ /^pg_finfo_/ || exists $defined_in{"pg_finfo_$sym"};
-	next if $sym =~ /^(_PG_init|Pg_magic_func|sync_worker_main)$/;
+	next if $sym =~ /^(_PG_init|Pg_magic_func|sync_worker_main|sync_rate_worker_main)$/;
 	push @exported_unused, "$defined_in{$sym}.c: $sym";
 }
 is_deeply(\@exported_unused, [], 'what no other file uses is static');
