@@ -248,39 +248,60 @@ sync_report_timeout(char **names, int nnames, int64 timeout_us)
 				 errhint("Raise the timeout argument, or pass NULL to wait until the locks are granted.")));
 }
 
+/* A request that can never be granted: which lock, and why. */
+typedef struct SyncUnfit
+{
+	char		lock_name[SYNC_NAME_BUFLEN];
+	int32		slots;			/* the request's */
+	int32		limit;			/* the lock's limit, or its rate_limit */
+	bool		rate;			/* ... which one */
+} SyncUnfit;
+
 /*
- * The entry of the request 'first' that can never be granted now (its
- * semaphore's limit was lowered under its slots), or NULL.  Takes each
+ * Can the request 'first' never be granted now (a semaphore's limit or
+ * rate was lowered under its slots)?  If so, *unfit says why.  Takes each
  * entry's partition in turn.
  */
-static SyncEntry *
-sync_request_unfit(SyncEntry *first)
+static bool
+sync_request_unfit(SyncEntry *first, SyncUnfit *unfit)
 {
 	SyncEntry  *e = first;
 
 	do
 	{
-		LWLock	   *partition = sync_partition_lock(e->lock->hashcode);
-		bool		unfit;
+		SyncLock   *lock = e->lock;
+		LWLock	   *partition = sync_partition_lock(lock->hashcode);
+		bool		found;
 
 		LWLockAcquire(partition, LW_SHARED);
-		unfit = sync_entry_unfit(e);
+		found = sync_entry_unfit(e);
+		if (found)
+		{
+			strlcpy(unfit->lock_name, lock->tag.name, sizeof(unfit->lock_name));
+			unfit->slots = e->slots;
+			unfit->rate = !(lock->limit > 0 && e->slots > lock->limit);
+			unfit->limit = unfit->rate ? lock->rate_limit : lock->limit;
+		}
 		LWLockRelease(partition);
-		if (unfit)
-			return e;
+		if (found)
+			return true;
 		e = e->next_in_request;
 	} while (e != first);
-	return NULL;
+	return false;
 }
 
 /*
- * Raise the error for a request that can never be granted: the limit of
- * 'lock_name' (or, 'rate', its rate_limit) is now 'limit', below the
- * request's slots.  The caller has withdrawn it.
+ * Raise the error for a request that can never be granted (*unfit).  The
+ * caller has withdrawn it.
  */
 static void
-sync_report_unfit(const char *lock_name, int32 limit, bool rate, int32 slots)
+sync_report_unfit(const SyncUnfit *unfit)
 {
+	const char *lock_name = unfit->lock_name;
+	int32		limit = unfit->limit;
+	int32		slots = unfit->slots;
+	bool		rate = unfit->rate;
+
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 			 errmsg("syncwf request for %d slots of semaphore \"%s\" can never be granted",
@@ -299,9 +320,8 @@ sync_report_unfit(const char *lock_name, int32 limit, bool rate, int32 slots)
  * Sleep on our latch until the request 'first' is granted.  Whoever grants
  * it sets our latch (for a waiter of a rate-limited semaphore, the rate
  * worker's pass, when the tokens come); nothing here polls.  Raises 55P03
- * at the deadline, and
- * 22023 when a lowered limit leaves the request more slots than it has
- * (sem_limits.c wakes us then).  A client that goes away meanwhile ends the
+ * at the deadline, and 22023 when a lowered limit or rate leaves the
+ * request more slots than it has (sem_limits.c wakes us then).  A client that goes away meanwhile ends the
  * backend at once (client_wait.c), and the exit callback withdraws the
  * request.
  */
@@ -318,7 +338,7 @@ sync_wait_loop(SyncEntry *first, char **names, int nnames, int64 timeout_us)
 	for (;;)
 	{
 		bool		granted;
-		SyncEntry  *unfit;
+		SyncUnfit	unfit;
 		long		sleep_ms = -1;
 
 		LWLockAcquire(partition, LW_SHARED);
@@ -326,16 +346,11 @@ sync_wait_loop(SyncEntry *first, char **names, int nnames, int64 timeout_us)
 		LWLockRelease(partition);
 		if (granted)
 			break;
-		if ((unfit = sync_request_unfit(first)) != NULL)
+		if (sync_request_unfit(first, &unfit))
 		{
-			char	   *lock_name = pstrdup(unfit->lock->tag.name);
-			int32		slots = unfit->slots;
-			bool		rate = !(unfit->lock->limit > 0 && slots > unfit->lock->limit);
-			int32		limit = rate ? unfit->lock->rate_limit : unfit->lock->limit;
-
 			waiting_entry = NULL;
 			sync_withdraw_request(first);
-			sync_report_unfit(lock_name, limit, rate, slots);
+			sync_report_unfit(&unfit);
 		}
 
 		if (timeout_us >= 0)

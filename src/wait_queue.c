@@ -191,7 +191,7 @@ sync_queue_front(SyncLock *lock)
 }
 
 /*
- * After the limit of a lock was lowered: wake the owners of session and
+ * After the limit or rate of a lock was lowered: wake the owners of session and
  * transaction requests that can never be granted now (sync_entry_unfit()),
  * which then end with an error (holds.c).  Returns whether a keyed request
  * is among them: the worker withdraws those.  Caller holds the partition.
@@ -203,7 +203,7 @@ sync_queue_wake_unfit(SyncLock *lock)
 	bool		keyed = false;
 
 	Assert(sync_partition_held(lock->hashcode, false));
-	if (lock->kind != SYNC_KIND_SEMAPHORE || lock->limit <= 0)
+	if (lock->kind != SYNC_KIND_SEMAPHORE)
 		return false;
 	for (int l = 0; l < 2; l++)
 	{
