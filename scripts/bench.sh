@@ -1003,7 +1003,7 @@ fi
 # --- 10. the capacity model: weighted, shared, pattern ----------------------------
 
 # compare_many NAME LABEL SCRIPT [LABEL SCRIPT ...]: interleaved rounds of
-# every contender; sets MED[label].
+# every contender, each round starting with the next one; sets MED[label].
 declare -A MED=()
 compare_many() {
     local name=$1 r i t
@@ -1016,8 +1016,11 @@ compare_many() {
             run_pgbench "$name-warmup-${labels[$i]}" "${scripts[$i]}" "$BENCH_WARMUP" >/dev/null
         done
     fi
+    local n=${#labels[@]} j
     for ((r = 1; r <= BENCH_ROUNDS; r++)); do
-        for i in "${!labels[@]}"; do
+        # each round starts with the next contender: none is always last
+        for ((j = 0; j < n; j++)); do
+            i=$(((r - 1 + j) % n))
             t=$(run_pgbench "$name-${labels[$i]}-$r" "${scripts[$i]}" "$BENCH_SECONDS")
             check_no_syncwf_leftovers
             rounds[${labels[$i]}]+="$t "
@@ -1378,7 +1381,8 @@ implicit transaction) unless said otherwise.
    (\`sync_acquire('mtx/bench/' || n, mode => 'shared')\`,
    bench/syncwf_shared.sql); \`pattern\` a random semaphore whose limit 1
    comes from the pattern row \`'benchp/*'\` instead of a row of its own
-   (bench/syncwf_pattern.sql). Before the rounds, every semaphore of the
+   (bench/syncwf_pattern.sql). The rounds interleave the four, each round
+   starting with the next one, so none always runs last. Before the rounds, every semaphore of the
    three namespaces is acquired and released once, so that each is cached
    with its limit (a pattern's or its own row's) and the rounds compare
    the steady state. Target for each: at most 1.1 x the cost of the plain

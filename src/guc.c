@@ -56,7 +56,7 @@ sync_define_gucs(void)
 	DefineCustomIntVariable("syncwf.max_locks",
 							"Maximum number of distinct syncwf locks that can be live at once.",
 							"A lock is live while it has a holder or a waiter. "
-							"Each costs about 417 bytes of shared memory.",
+							"Each costs about 449 bytes of shared memory.",
 							&sync_max_locks,
 							110000,
 							16,
