@@ -5,8 +5,9 @@
  *		entry from the rows of sync_state (at start, after a crash or
  *		promotion, after the extension is created again), and the scans the
  *		worker makes of them (grants the table does not record yet, leases
- *		that have expired, requests a lowered limit left too big).  Reading the rows is the engine's
- *		(keyed_ops.c); this file gets them.
+ *		that have expired, requests a lowered limit or rate left too big).
+ *		Reading the rows is the engine's (keyed_ops.c); this file gets
+ *		them.
  *
  * Locking: the rebuild takes controllers_lock, holders_lock and every
  * partition lock, in that order; the scans take holders_lock and every
@@ -338,7 +339,7 @@ sync_keyed_unpersisted(void)
 
 /*
  * Pending keyed entries of this database that can never be granted now,
- * because their semaphore's limit was lowered under their slots
+ * because their semaphore's limit or rate was lowered under their slots
  * (sync_entry_unfit()), copied out as rows (name, holder, request id) for
  * the worker to withdraw.  An entry whose row is not committed yet makes
  * *retry true: look again shortly.

@@ -14,8 +14,9 @@
  *	   for, and written by a round 100 ms later;
  *	3. releases holds whose lease has expired (their rows are deleted; the
  *	   trigger announces "lost" and hands the slot on at commit);
- *	4. withdraws keyed requests a lowered limit left with more slots than
- *	   the semaphore has (announced "withdrawn", reason "limit lowered");
+ *	4. withdraws keyed requests a lowered limit or rate left with more slots
+ *	   than the semaphore grants (announced "withdrawn", reason "limit
+ *	   lowered");
  *	   a row an open transaction has locked is tried again 100 ms later;
  *	5. turns controllers without a recent heartbeat inactive;
  *	6. reconciles launch plans (launch.c) when plans or execution phases
