@@ -32,7 +32,6 @@
 #include "postgres.h"
 
 #include "miscadmin.h"
-#include "queue_order.h"
 #include "storage/shmem.h"
 #include "utils/timestamp.h"
 
@@ -42,6 +41,7 @@
 #include "lock_table.h"
 #include "names.h"
 #include "outbox.h"
+#include "queue_order.h"
 #include "wait_queue.h"
 
 /*

@@ -49,7 +49,6 @@
 
 #include "access/xact.h"
 #include "miscadmin.h"
-#include "queue_order.h"
 #include "storage/lmgr.h"
 #include "storage/shmem.h"
 #include "utils/hsearch.h"
@@ -60,6 +59,7 @@
 #include "controllers.h"
 #include "guc.h"
 #include "holders.h"
+#include "queue_order.h"
 #include "wait_queue.h"
 #include "wakeups.h"
 

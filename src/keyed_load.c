@@ -23,7 +23,6 @@
 #include "access/transam.h"
 #include "access/xact.h"
 #include "miscadmin.h"
-#include "queue_order.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
@@ -32,6 +31,7 @@
 #include "controllers.h"
 #include "holders.h"
 #include "keyed_load.h"
+#include "queue_order.h"
 #include "tokens.h"
 #include "wait_queue.h"
 

@@ -22,7 +22,6 @@
 
 #include "access/xact.h"
 #include "miscadmin.h"
-#include "queue_order.h"
 #include "storage/lmgr.h"
 
 #include "compat.h"
@@ -30,6 +29,7 @@
 #include "guc.h"
 #include "holders.h"
 #include "keyed_request.h"
+#include "queue_order.h"
 #include "request.h"
 #include "wait_queue.h"
 

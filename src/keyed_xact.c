@@ -32,7 +32,6 @@
 
 #include "access/xact.h"
 #include "miscadmin.h"
-#include "queue_order.h"
 #include "utils/memutils.h"
 
 #include "compat.h"
@@ -40,6 +39,7 @@
 #include "holders.h"
 #include "keyed_xact.h"
 #include "outbox.h"
+#include "queue_order.h"
 #include "request.h"
 #include "tokens.h"
 #include "wait_queue.h"

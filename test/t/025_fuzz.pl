@@ -663,11 +663,11 @@ sub dml_statement
 	# Now and then a change of a table that no privileged session has made
 	# yet, so that every trigger is reached whatever the seed (the check at
 	# the end); otherwise a table and an operation at random.
-	my @todo = grep { !$attempted{"$_->[0]{name} $_->[1]"} }
+	my @unreached_changes = grep { !$attempted{"$_->[0]{name} $_->[1]"} }
 	  map { my $tb = $_; map { [ $tb, $_ ] } qw(INSERT UPDATE DELETE TRUNCATE) } @TABLES;
-	if (@todo && chance(0.1))
+	if (@unreached_changes && chance(0.1))
 	{
-		($t, $op) = @{ pick(@todo) };
+		($t, $op) = @{ pick(@unreached_changes) };
 	}
 	else
 	{
