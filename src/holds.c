@@ -29,7 +29,6 @@
 #include "access/xact.h"
 #include "common/int.h"
 #include "miscadmin.h"
-#include "queue_order.h"
 #include "storage/ipc.h"
 #include "storage/proc.h"
 #include "utils/hsearch.h"
@@ -40,6 +39,7 @@
 #include "client_wait.h"
 #include "compat.h"
 #include "holds.h"
+#include "queue_order.h"
 #include "request.h"
 #include "tables.h"
 #include "wait_queue.h"
@@ -274,13 +274,12 @@ sync_request_unfit(SyncEntry *first, SyncUnfit *unfit)
 		bool		found;
 
 		LWLockAcquire(partition, LW_SHARED);
-		found = sync_entry_unfit(e);
+		unfit->limit = sync_entry_unfit_limit(e, &unfit->rate);
+		found = (unfit->limit > 0);
 		if (found)
 		{
 			strlcpy(unfit->lock_name, lock->tag.name, sizeof(unfit->lock_name));
 			unfit->slots = e->slots;
-			unfit->rate = !(lock->limit > 0 && e->slots > lock->limit);
-			unfit->limit = unfit->rate ? lock->rate_limit : lock->limit;
 		}
 		LWLockRelease(partition);
 		if (found)

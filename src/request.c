@@ -20,11 +20,11 @@
 #include "postgres.h"
 
 #include "miscadmin.h"
-#include "queue_order.h"
 #include "utils/timestamp.h"
 
 #include "compat.h"
 #include "guc.h"
+#include "queue_order.h"
 #include "sem_limits.h"
 #include "request.h"
 #include "wait_queue.h"
@@ -278,8 +278,8 @@ sync_bind_request(AcquireRequest *req, int32 priority, SyncScope scope,
 			if (sync_entry_unfit(req->entries[i]))
 			{
 				/* more slots than the limit: it could never be granted */
-				req->failed_rate = !(lock->limit > 0 && req->slots > lock->limit);
-				req->failed_limit = req->failed_rate ? lock->rate_limit : lock->limit;
+				req->failed_limit = sync_entry_unfit_limit(req->entries[i],
+														   &req->failed_rate);
 				sync_unbind_request(req);
 				*failed = i;
 				return SYNC_BIND_TOO_MANY_SLOTS;

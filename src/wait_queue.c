@@ -61,7 +61,6 @@
 #include "postgres.h"
 
 #include "miscadmin.h"
-#include "queue_order.h"
 #include "storage/latch.h"
 #include "storage/proc.h"
 #include "utils/memutils.h"
@@ -69,6 +68,7 @@
 
 #include "compat.h"
 #include "outbox.h"
+#include "queue_order.h"
 #include "rate_limits.h"
 #include "tokens.h"
 #include "wait_queue.h"
@@ -89,6 +89,8 @@ static int	maxdeferred = 0;
 
 /* In sync_rate_pass(), which collects the next moment due itself. */
 static bool in_rate_pass = false;
+
+static TimestampTz sync_grant_pass(SyncLock *lock);
 
 /* The clock, read once per caller and only when a rate needs it. */
 static inline TimestampTz
@@ -113,20 +115,36 @@ sync_lock_slots(SyncLock *lock)
 
 /*
  * Can entry 'e' never be granted, because it asks for more slots than its
- * semaphore's limit or its rate (lowered since it came)?  A limit of 0
- * pauses a semaphore: then everyone waits, and nobody is unfit for it.
+ * semaphore's limit or its rate (lowered since it came)?  If so, returns
+ * that limit, and *rate says whether it is the rate's; else 0.  A limit of
+ * 0 pauses a semaphore: then everyone waits, and nobody is unfit for it.
+ * sync_entry_unfit() asks only whether.
  */
-bool
-sync_entry_unfit(const SyncEntry *e)
+int32
+sync_entry_unfit_limit(const SyncEntry *e, bool *rate)
 {
 	SyncLock   *lock = e->lock;
 
+	*rate = false;
 	if (lock->kind != SYNC_KIND_SEMAPHORE)
-		return false;
+		return 0;
 	if (lock->limit > 0 && e->slots > lock->limit)
-		return true;
+		return lock->limit;
 	/* a bucket never holds more tokens than its rate */
-	return lock->rate_limit > 0 && e->slots > lock->rate_limit;
+	if (lock->rate_limit > 0 && e->slots > lock->rate_limit)
+	{
+		*rate = true;
+		return lock->rate_limit;
+	}
+	return 0;
+}
+
+bool
+sync_entry_unfit(const SyncEntry *e)
+{
+	bool		rate;
+
+	return sync_entry_unfit_limit(e, &rate) > 0;
 }
 
 /*
@@ -565,15 +583,15 @@ sync_rate_pass(TimestampTz now)
 		LWLockAcquire(partition, LW_EXCLUSIVE);
 		sync_foreach_rate_lock(iter, p)
 		{
-			SyncLock   *lock = sync_rate_lock(iter);
-
 			/*
 			 * Grants what the tokens allow now, and leaves the lock on the
-			 * list only if its front still waits for tokens.
+			 * list only if its front still waits for tokens (then 'due' is
+			 * when they come).
 			 */
-			sync_grant_waiters(lock);
-			if (!dlist_node_is_detached(&lock->rate_link))
-				next = Min(next, sync_rate_check(lock));
+			TimestampTz due = sync_grant_pass(sync_rate_lock(iter));
+
+			if (due != 0)
+				next = Min(next, due);
 		}
 		LWLockRelease(partition);
 	}
@@ -586,10 +604,12 @@ sync_rate_pass(TimestampTz now)
  * The grant pass for one lock: grant front requests while slots are free.
  * Caller holds the lock's partition exclusively.  A multi-lock request at
  * the front stops the pass and is deferred; the caller must call
- * sync_grant_deferred() once it holds no partition lock.
+ * sync_grant_deferred() once it holds no partition lock.  Returns what
+ * sync_rate_check() says of the lock afterwards: the moment its front
+ * waiter's tokens come, or 0.
  */
-void
-sync_grant_waiters(SyncLock *lock)
+static TimestampTz
+sync_grant_pass(SyncLock *lock)
 {
 	dlist_mutable_iter iter;
 	bool		passing = false;
@@ -615,7 +635,14 @@ sync_grant_waiters(SyncLock *lock)
 		now = 0;				/* a rate's tokens are looked at after it */
 	}
 	if (lock->rate_limit > 0 || !dlist_node_is_detached(&lock->rate_link))
-		(void) sync_rate_check(lock);
+		return sync_rate_check(lock);
+	return 0;
+}
+
+void
+sync_grant_waiters(SyncLock *lock)
+{
+	(void) sync_grant_pass(lock);
 }
 
 /*
@@ -801,12 +828,12 @@ sync_grant_deferred(void)
 		SyncEntry  *entry = item.entry;
 
 		sync_lock_partitions(item.partmask, LW_EXCLUSIVE);
-		if (entry->request_id == item.request_id &&
-			entry->state == SYNC_ENTRY_PENDING &&
-			!sync_request_grantable(entry, true))
+		if (entry->request_id != item.request_id ||
+			entry->state != SYNC_ENTRY_PENDING)
+			;					/* granted or withdrawn meanwhile */
+		else if (!sync_request_grantable(entry, true))
 			sync_queue_rate_check(entry);	/* it may wait for tokens */
-		else if (entry->request_id == item.request_id &&
-				 entry->state == SYNC_ENTRY_PENDING)
+		else
 		{
 			SyncEntry  *e = entry;
 

@@ -12,6 +12,7 @@
 #include "lock_table.h"
 
 extern int	sync_lock_slots(SyncLock *lock);
+extern int32 sync_entry_unfit_limit(const SyncEntry *e, bool *rate);
 extern bool sync_entry_unfit(const SyncEntry *e);
 extern bool sync_queue_wake_unfit(SyncLock *lock);
 extern void sync_queue_rate_check(SyncEntry *first);
