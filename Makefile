@@ -15,7 +15,7 @@ EXTENSION    = syncwf
 MODULE_big   = syncwf
 OBJS         = src/controllers.o src/guc.o src/holders.o src/holds.o \
                src/keyed_load.o src/keyed_ops.o src/keyed_request.o src/keyed_xact.o \
-               src/launch.o \
+               src/grant_rules.o src/launch.o \
                src/launch_direct.o src/launch_rows.o src/sem_limits.o \
                src/lock_table.o src/names.o \
                src/outbox.o src/queue_order.o src/rate_limits.o src/reconcile.o \
@@ -27,9 +27,9 @@ OBJS         = src/controllers.o src/guc.o src/holders.o src/holds.o \
                src/worker.o src/client_wait.o src/wakeups.o src/keyed_wait.o \
                src/keyed_events.o
 DATA         = syncwf--1.0.sql syncwf--1.1.sql syncwf--1.2.sql syncwf--1.3.sql \
-               syncwf--1.4.sql syncwf--1.5.sql \
+               syncwf--1.4.sql syncwf--1.5.sql syncwf--1.6.sql \
                syncwf--1.0--1.1.sql syncwf--1.1--1.2.sql syncwf--1.2--1.3.sql \
-               syncwf--1.3--1.4.sql syncwf--1.4--1.5.sql
+               syncwf--1.3--1.4.sql syncwf--1.4--1.5.sql syncwf--1.5--1.6.sql
 PGFILEDESC   = "syncwf - in-database mutexes and semaphores with wait queues"
 
 # The directory of this Makefile, also in an out-of-tree (VPATH) build:

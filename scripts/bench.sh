@@ -7,8 +7,8 @@
 # a plain-SQL table semaphore (5), a deep queue (6) and a target hand-off
 # latency, to a LISTEN connection and to a blocked sync_wait (7), and its
 # launch-plan policies with a Flyte-style count-then-insert (8) and a
-# target slot hand-off latency (9), the capacity model's cost (10) and
-# rate-limited grants (11).  Contenders
+# target slot hand-off latency (9), the capacity model's cost (10),
+# rate-limited grants (11) and best-effort queueing's slot utilisation (12).  Contenders
 # are interleaved within the run (A, B, A, B, ...) so machine noise hits all
 # of them; the median of each contender is reported.  Comparison 10, whose
 # contenders differ by a few percent at most, goes further: they share one
@@ -17,7 +17,7 @@
 # that file comes from this run.
 #
 # Environment:
-#   BENCH_ONLY         comparisons to run: "all" (default), "engine" (1-4),
+#   BENCH_ONLY         comparisons to run: "all" (default), "engine" (1-4, 10-12),
 #                      "keyed" (5-7), "launch" (8-9) or numbers, e.g. "5 7"
 #                      or "1,5"; the others are reported as not run.  A
 #                      partial run writes its report to
@@ -80,17 +80,17 @@ die() { printf '[bench] ERROR: %s\n' "$*" >&2; exit 1; }
 RUN=" "
 for w in ${BENCH_ONLY//,/ }; do
     case $w in
-    all) RUN+="1 2 3 4 5 6 7 8 9 10 11 " ;;
-    engine) RUN+="1 2 3 4 10 11 " ;;
+    all) RUN+="1 2 3 4 5 6 7 8 9 10 11 12 " ;;
+    engine) RUN+="1 2 3 4 10 11 12 " ;;
     keyed) RUN+="5 6 7 " ;;
     launch) RUN+="8 9 " ;;
-    [1-9] | 1[01]) RUN+="$w " ;;
-    *) die "BENCH_ONLY: unknown word '$w' (use all, engine, keyed, launch or numbers 1-11)" ;;
+    [1-9] | 1[012]) RUN+="$w " ;;
+    *) die "BENCH_ONLY: unknown word '$w' (use all, engine, keyed, launch or numbers 1-12)" ;;
     esac
 done
 want() { [[ $RUN == *" $1 "* ]]; }
 PARTIAL=0
-for n in 1 2 3 4 5 6 7 8 9 10 11; do want "$n" || PARTIAL=1; done
+for n in 1 2 3 4 5 6 7 8 9 10 11 12; do want "$n" || PARTIAL=1; done
 [[ $RUN == " " ]] && die "BENCH_ONLY selects no comparison"
 
 if [[ $BENCH_SKIP_SYNCWF == 1 || $PARTIAL == 1 ]]; then
@@ -1147,6 +1147,69 @@ else
     add_summary "11. rate-limited grant delay" "p99 of the delay after the token's due time, microseconds" "n/a" "<=" 2000
 fi
 
+# --- 12. best-effort queueing: slot utilisation under a mixed workload ----------
+
+QUEUE_CLIENTS=16     # clients on the one semaphore of 8 slots
+QUEUE_ROWS=()
+if want 12 && [[ $BENCH_SKIP_SYNCWF != 1 ]]; then
+    log "comparison 12: slot utilisation of one semaphore of 8 slots, $QUEUE_CLIENTS clients holding 5 slots (1 in 4) or 1 slot for 10 ms, strict vs best-effort queueing, $BENCH_ROUNDS rounds of ${BENCH_SECONDS}s each"
+    q "INSERT INTO sync_limit (name, sizelimit, queueing) VALUES ('benchq/pool', 8, 'strict')" >/dev/null
+    declare -A QU=() QBIG=()
+    for ((r = 0; r <= BENCH_ROUNDS; r++)); do
+        for mode in strict best_effort; do
+            secs=$BENCH_SECONDS label="12-$mode-$r"
+            if ((r == 0)); then ((BENCH_WARMUP > 0)) || continue; secs=$BENCH_WARMUP; label="12-$mode-warmup"; fi
+            q "UPDATE sync_limit SET queueing = '$mode' WHERE name = 'benchq/pool'" >/dev/null
+            prefix=$BENCH_DIR/txlog/$label
+            out=$LOGS/pgbench-$label.log
+            mkdir -p "$BENCH_DIR/txlog"
+            is_root && chown "$OS_USER:" "$BENCH_DIR/txlog"
+            rm -f "$prefix".*
+            wait_idle
+            rc=0
+            as_pg timeout --signal=INT --kill-after=30 $((secs + 60)) \
+                "$PGBIN/pgbench" -h "$SOCK" -p "$PORT" -U postgres -n -M prepared \
+                -c "$QUEUE_CLIENTS" -j "$THREADS" -T "$secs" -l --log-prefix="$prefix" \
+                -f "$ROOT/bench/queueing_big.sql@1" -f "$ROOT/bench/queueing_small.sql@3" \
+                "$DB" >"$out" 2>&1 || rc=$?
+            ((rc == 0)) || die "pgbench $label failed (exit $rc): see $out"
+            check_no_syncwf_leftovers
+            if ((r == 0)); then rm -f "$prefix".*; continue; fi
+            # slot-seconds held: each transaction holds its slots from the
+            # acquire's return to the release, about its latency minus the
+            # acquire's wait; the wait is not logged per statement, so the
+            # hold is taken as the 10 ms sleep plus one round trip, the
+            # same for both modes (a lower bound of the true utilisation)
+            cat "$prefix".* | awk '$3 !~ /^[0-9]+$/ { print "failed"; next } { print $4, $3 }' >"$prefix.lat"
+            grep -q failed "$prefix.lat" && die "pgbench $label: failed transactions (see $out)"
+            n_big=$(awk '$1 == 0' "$prefix.lat" | wc -l)
+            n_small=$(awk '$1 == 1' "$prefix.lat" | wc -l)
+            pct() {  # pct SCRIPT FRACTION: that percentile of its latencies, ms
+                awk -v s="$1" '$1 == s {print $2}' "$prefix.lat" | sort -n |
+                    awk -v f="$2" '{a[NR] = $1} END {i = int(NR * f); if (i < 1) i = 1; if (i > NR) i = NR; printf "%.1f\n", a[i] / 1000}'
+            }
+            big_p99=$(pct 0 0.99); big_max=$(pct 0 1); small_p99=$(pct 1 0.99)
+            util=$(awk -v b="$n_big" -v s="$n_small" -v secs="$secs" 'BEGIN {printf "%.3f\n", (b * 5 + s) * 0.0102 / (8 * secs)}')
+            rm -f "$prefix".*
+            QU[$mode]+="$util "
+            QBIG[$mode]+="$big_max "
+            log "12 round $r, $mode: utilisation $util; big: $n_big done, p99 ${big_p99} ms, max ${big_max} ms; small: $n_small done, p99 ${small_p99} ms"
+            QUEUE_ROWS+=("| $r | $mode | $util | $n_big | $big_p99 | $big_max | $n_small | $small_p99 |")
+        done
+    done
+    q "DELETE FROM sync_limit WHERE name = 'benchq/pool'" >/dev/null
+    U_STRICT=$(printf '%s\n' ${QU[strict]} | sort -g | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}')
+    U_BE=$(printf '%s\n' ${QU[best_effort]} | sort -g | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}')
+    BIG_MAX_STRICT=$(printf '%s\n' ${QBIG[strict]} | sort -g | tail -1)
+    BIG_MAX_BE=$(printf '%s\n' ${QBIG[best_effort]} | sort -g | tail -1)
+    add_summary "12. best-effort queueing" "median slot utilisation, best-effort / strict ($U_BE / $U_STRICT), mixed 5-slot and 1-slot holds of 10 ms on 8 slots" \
+        "$(ratio "$U_BE" "$U_STRICT")" ">=" 1.0
+    add_summary "12. best-effort queueing" "longest wait of a 5-slot request (acquire to release, ms), best-effort vs strict ($BIG_MAX_BE vs $BIG_MAX_STRICT): the bound of syncwf.max_passes at work" \
+        "$(ratio "$BIG_MAX_BE" "$BIG_MAX_STRICT")" info ''
+else
+    add_summary "12. best-effort queueing" "median slot utilisation, best-effort / strict" "n/a" ">=" 1.0
+fi
+
 # --- server log sanity ------------------------------------------------------------
 
 if grep -qE 'PANIC|TRAP:|terminated by signal|was terminated|server process .* exited with exit code [^0]' "$BENCH_DIR/server.log"; then
@@ -1196,7 +1259,9 @@ against the count-then-insert Flyte's admin does (8), and the hand-off of a
 freed slot to a pending execution (9). Comparison 10 measures what 1.5's
 capacity model costs: weighted slots, shared mutex holds and limits from a
 pattern row, against the plain acquire of comparison 1; comparison 11 how
-late a rate-limited semaphore grants after each token's due time. Within a comparison the contenders
+late a rate-limited semaphore grants after each token's due time; comparison 12
+how much of a semaphore best-effort queueing keeps busy that a strict queue
+leaves idle. Within a comparison the contenders
 are interleaved (syncwf, advisory, syncwf, advisory, ...), after an unrecorded
 warm-up of ${BENCH_WARMUP} s each, so that machine noise hits all of them; each
 contender's figure is the median of its rounds (comparison 10 mixes its
@@ -1459,12 +1524,29 @@ implicit transaction) unless said otherwise.
    milliseconds, the rest of the last millisecond in \`pg_usleep\`), and
    never polls. A grant before its due time fails the run.
    $BENCH_LAT_ROUNDS rounds; target: p99 of the delay at most 2 ms.
+12. **Best-effort queueing**: one semaphore \`sem/benchq/pool\` of 8
+   slots, $QUEUE_CLIENTS clients, each transaction a 5-slot hold (one in four,
+   bench/queueing_big.sql) or a 1-slot hold (bench/queueing_small.sql) of
+   10 ms (\`pg_sleep(0.01)\` between acquire and release). In a strict
+   queue a 5-slot request at the front keeps the free slots idle until 5
+   are free; with \`queueing = 'best_effort'\` 1-slot requests behind it
+   that fit are granted, each waiter passed at most
+   \`syncwf.max_passes\` (10) times. The rounds alternate the two modes
+   (an \`UPDATE sync_limit\` between them), $BENCH_ROUNDS rounds of
+   ${BENCH_SECONDS} s each after a warm-up of each. Utilisation is the slot-time
+   the completed transactions held, each counted as its slots times
+   10.2 ms (the sleep and about one round trip: slightly less than the true
+   hold, alike in both modes), over 8 slots times the run's length.
+   Target: best-effort's median utilisation at least strict's. For
+   information, the longest transaction of a 5-slot request (its wait,
+   hold and release) in each mode shows what the passes cost the request
+   they pass, within the bound.
 
 ## How to reproduce
 
 \`\`\`
 make bench                    # BENCH_SECONDS=N to change the length of each run
-BENCH_ONLY=keyed make bench   # only comparisons 5-7 (engine: 1-4, launch: 8-9,
+BENCH_ONLY=keyed make bench   # only comparisons 5-7 (engine: 1-4 and 10-12, launch: 8-9,
                               # or numbers, e.g. BENCH_ONLY="1 5"); a partial
                               # run writes .bench/benchmarks.md
 SYNCWF_NO_BUILD=1 make bench  # benchmark the syncwf already installed
@@ -1520,6 +1602,20 @@ all rounds together (bold).
 | round | grants | p50 | p99 | max |
 | --- | --- | --- | --- | --- |
 $(printf '%s\n' "${RATE_ROWS[@]}")
+EOF
+fi
+if ((${#QUEUE_ROWS[@]} > 0)); then
+cat <<EOF
+
+### Slot utilisation, comparison 12
+
+Per round and mode: utilisation of the 8 slots, then for the 5-slot and
+1-slot transactions how many completed and their latency (wait, hold and
+release) in milliseconds.
+
+| round | queueing | utilisation | 5-slot done | 5-slot p99 | 5-slot max | 1-slot done | 1-slot p99 |
+| --- | --- | --- | --- | --- | --- | --- | --- |
+$(printf '%s\n' "${QUEUE_ROWS[@]}")
 EOF
 fi
 if ((${#LAT_ROWS[@]} > 0)); then

@@ -50,6 +50,13 @@ bool		sync_worker_enabled = true;
  */
 bool		sync_handoff_in_transaction = true;
 
+/*
+ * On a semaphore whose sync_limit row says queueing = 'best_effort': how
+ * many grants to requests behind it a waiter that cannot be granted yet lets
+ * pass before strict queue order resumes for it (wait_queue.c).
+ */
+int			sync_max_passes = 10;
+
 void
 sync_define_gucs(void)
 {
@@ -139,6 +146,16 @@ sync_define_gucs(void)
 							 PGC_USERSET,
 							 0,
 							 NULL, NULL, NULL);
+
+	DefineCustomIntVariable("syncwf.max_passes",
+							"How many grants to requests behind it a waiter that cannot be granted yet lets pass, on a semaphore with queueing = 'best_effort', before strict order resumes for it.",
+							"0 makes best-effort queueing strict. Changed with a reload.",
+							&sync_max_passes,
+							10,
+							0, 1000000,
+							PGC_SIGHUP,
+							0,
+							NULL, NULL, NULL);
 
 	MarkGUCPrefixReserved("syncwf");
 }

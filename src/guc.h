@@ -17,6 +17,7 @@ extern char *sync_database;
 extern int	sync_inactive_controller_timeout;
 extern bool sync_worker_enabled;
 extern bool sync_handoff_in_transaction;
+extern int	sync_max_passes;
 
 extern void sync_define_gucs(void);
 extern bool sync_keyed_database(void);

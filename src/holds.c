@@ -38,6 +38,7 @@
 
 #include "client_wait.h"
 #include "compat.h"
+#include "grant_rules.h"
 #include "holds.h"
 #include "queue_order.h"
 #include "request.h"
@@ -631,9 +632,11 @@ sync_acquire_locks(char **names, int nnames, int32 priority, int32 slots,
 			sync_report_queue_full(&full);
 		}
 		else
-			sync_queue_rate_check(first);	/* it may wait for tokens */
+			sync_queue_waiting(first);	/* tokens, best-effort passing */
 	}
 	sync_unlock_partitions(req.partmask);
+	if (!granted)
+		sync_grant_deferred();	/* it may pass a request of several locks */
 
 	if (!wait && !granted)
 	{

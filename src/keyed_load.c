@@ -29,6 +29,7 @@
 
 #include "compat.h"
 #include "controllers.h"
+#include "grant_rules.h"
 #include "holders.h"
 #include "keyed_load.h"
 #include "queue_order.h"

@@ -26,6 +26,7 @@
 
 #include "compat.h"
 #include "controllers.h"
+#include "grant_rules.h"
 #include "guc.h"
 #include "holders.h"
 #include "keyed_request.h"
@@ -315,7 +316,7 @@ sync_keyed_place(SyncKeyedRequest *kr, AcquireRequest *req, SyncEntry *first,
 		if (!grant && sync_refuse_over_cap(req, first, full))
 			return SYNC_PLACE_CAPPED;
 		if (!grant && active)
-			sync_queue_rate_check(first);	/* it may wait for tokens */
+			sync_queue_waiting(first);	/* tokens, best-effort passing */
 	}
 	if (kr->mode == SYNC_KEYED_TRY && !grant)
 	{

@@ -438,6 +438,7 @@ sync_lock_create(const SyncLockTag *tag, uint32 hashcode, bool *found)
 	lock->limit_relid = InvalidOid;
 	lock->pattern_len = 0;
 	lock->max_waiters = -1;
+	lock->best_effort = false;
 	dlist_push_tail(&sync_shmem->live_locks[sync_partition_of(hashcode)],
 					&lock->list_link);
 	dlist_node_init(&lock->idle_link);
@@ -572,6 +573,7 @@ sync_entry_alloc(void)
 		entry->claim = false;
 		entry->shared = false;
 		entry->slots = 1;
+		entry->passes = 0;
 	}
 	return entry;
 }

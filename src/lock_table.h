@@ -87,6 +87,10 @@ typedef struct SyncLock
 								 * eviction walk takes it off (it may be
 								 * live again meanwhile) */
 	bool		referenced;		/* cached again since the walk last saw it */
+	bool		best_effort;	/* semaphore: queueing = 'best_effort', a
+								 * waiter that fits may pass one that does
+								 * not, a bounded number of times
+								 * (wait_queue.c) */
 	int16		pattern_len;	/* semaphore: its limit comes from a pattern
 								 * row (sem_limits.c: SyncLimitValue), or 0 */
 	int32		nheld;			/* entries in holders */
@@ -163,6 +167,9 @@ typedef struct SyncEntry
 	bool		shared;			/* mutex: a shared hold (any number coexist,
 								 * an exclusive one excludes them all) */
 	int32		slots;			/* semaphore: slots it takes; 1 otherwise */
+	int32		passes;			/* pending: grants to requests behind it
+								 * while it waited (best-effort queueing,
+								 * wait_queue.c) */
 } SyncEntry;
 
 /*

@@ -23,6 +23,7 @@
 #include "utils/timestamp.h"
 
 #include "compat.h"
+#include "grant_rules.h"
 #include "guc.h"
 #include "queue_order.h"
 #include "sem_limits.h"

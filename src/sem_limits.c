@@ -60,6 +60,7 @@
 #include "utils/timestamp.h"
 
 #include "sem_limits.h"
+#include "grant_rules.h"
 #include "lock_table.h"
 #include "names.h"
 #include "outbox.h"
@@ -115,18 +116,42 @@ sync_limit_is_pattern(const char *name)
 }
 
 /*
+ * Columns of sync_limit table relid that came after 1.4, as a select list
+ * for a query that names the table 'alias' (NULL: unqualified), each NULL
+ * when the table does not have it yet (an older schema, before ALTER
+ * EXTENSION syncwf UPDATE): max_waiters, rate_limit, rate_period (1.5)...
+ */
+char *
+sync_limit_rate_columns(Oid relid, const char *alias)
+{
+	const char *a = alias ? psprintf("%s.", alias) : "";
+
+	if (get_attnum(relid, "max_waiters") == InvalidAttrNumber)
+		return "NULL::pg_catalog.int4, NULL::pg_catalog.int4, NULL::pg_catalog.interval";
+	return psprintf("%smax_waiters, %srate_limit, %srate_period", a, a, a);
+}
+
+/* ... and queueing (1.6), true when it says 'best_effort'. */
+char *
+sync_limit_queueing_column(Oid relid, const char *alias)
+{
+	if (get_attnum(relid, "queueing") == InvalidAttrNumber)
+		return "false";
+	return psprintf("%s%squeueing OPERATOR(pg_catalog.=) 'best_effort'",
+					alias ? alias : "", alias ? "." : "");
+}
+
+/*
  * The columns every query here reads: name, sizelimit, max_waiters,
- * rate_limit, rate_period (NULL when the table has no such column yet: a
- * 1.4 schema, before ALTER EXTENSION syncwf UPDATE), from table relid.
+ * rate_limit, rate_period, whether queueing is best-effort, from table
+ * relid.
  */
 static char *
 sync_limit_select(Oid relid)
 {
-	bool		v15 = get_attnum(relid, "max_waiters") != InvalidAttrNumber;
-
-	return psprintf("SELECT name, sizelimit, %s FROM %s",
-					v15 ? "max_waiters, rate_limit, rate_period" :
-					"NULL::pg_catalog.int4, NULL::pg_catalog.int4, NULL::pg_catalog.interval",
+	return psprintf("SELECT name, sizelimit, %s, %s FROM %s",
+					sync_limit_rate_columns(relid, NULL),
+					sync_limit_queueing_column(relid, NULL),
 					quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
 											   get_rel_name(relid)));
 }
@@ -169,6 +194,8 @@ sync_limit_row(uint64 i, SyncLimitValue *value)
 	value->max_waiters = isnull ? -1 : DatumGetInt32(d);
 	value->pattern_len = 0;
 	sync_limit_rate_of(tup, desc, 4, value);
+	d = SPI_getbinval(tup, desc, 6, &isnull);
+	value->best_effort = !isnull && DatumGetBool(d);
 	return SPI_getvalue(tup, desc, 1);
 }
 
@@ -246,6 +273,7 @@ sync_limit_resolve(const char *key, LimitFind find, void *rows, SyncLimitValue *
 	value->pattern_len = 0;
 	value->rate_limit = 0;
 	value->rate_period_us = 0;
+	value->best_effort = false;
 }
 
 /* LimitFind over the last SPI result of sync_limit_select() (a few rows). */
@@ -451,6 +479,7 @@ sync_limit_plan_default(const char *lock_name, SyncLimitValue *value)
 	value->pattern_len = 0;
 	value->rate_limit = 0;
 	value->rate_period_us = 0;
+	value->best_effort = false;
 	return true;
 }
 
@@ -467,6 +496,7 @@ sync_limit_set(SyncLock *lock, const SyncLimitValue *value)
 	lock->limit = value->limit;
 	lock->max_waiters = value->max_waiters;
 	lock->pattern_len = value->pattern_len;
+	lock->best_effort = value->best_effort;
 	sync_rate_configure(lock, value->rate_limit, value->rate_period_us,
 						value->rate_limit > 0 ? GetCurrentTimestamp() : 0);
 }

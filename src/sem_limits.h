@@ -34,8 +34,11 @@ typedef struct SyncLimitValue
 								 * (ending in '/') followed by '*' */
 	int32		rate_limit;		/* tokens of its rate; 0: no rate */
 	int64		rate_period_us; /* ... refilled over this long */
+	bool		best_effort;	/* queueing = 'best_effort' */
 } SyncLimitValue;
 
+extern char *sync_limit_rate_columns(Oid relid, const char *alias);
+extern char *sync_limit_queueing_column(Oid relid, const char *alias);
 extern void sync_limit_lookup(const char *lock_name, Oid relid, SyncLimitValue *value);
 extern void sync_limit_lookup_optional(const char *lock_name, Oid relid,
 									   SyncLimitValue *value);

@@ -468,15 +468,12 @@ sync_state_read_all(List **controllers)
 				   "pg_catalog.substr(s.name, 5) AND s.name OPERATOR(pg_catalog.~~) 'sem/%%' "
 				   "ORDER BY s.held DESC, s.priority DESC, s.time, s.seq",
 				   get_attnum(t->state, "claim") != InvalidAttrNumber ? "s.claim" : "false",
-				   get_attnum(t->limit, "max_waiters") != InvalidAttrNumber ?
-				   "l.max_waiters" : "NULL::pg_catalog.int4",
+				   sync_limit_rate_columns(t->limit, "l"),
 				   get_attnum(t->state, "slots") != InvalidAttrNumber ?
 				   "s.slots" : "1",
 				   get_attnum(t->state, "mode") != InvalidAttrNumber ?
 				   "s.mode OPERATOR(pg_catalog.=) 'shared'" : "false",
-				   get_attnum(t->limit, "rate_limit") != InvalidAttrNumber ?
-				   "l.rate_limit, l.rate_period" :
-				   "NULL::pg_catalog.int4, NULL::pg_catalog.interval",
+				   sync_limit_queueing_column(t->limit, "l"),
 				   state, limits);
 	rc = SPI_execute_snapshot(SPI_prepare(sql, 0, NULL), NULL, NULL, snapshot,
 							  InvalidSnapshot, true, false, 0);
@@ -516,11 +513,13 @@ sync_state_read_all(List **controllers)
 		d = SPI_getbinval(tup, desc, 17, &isnull);
 		row->limit.max_waiters = isnull ? -1 : DatumGetInt32(d);
 		row->limit.pattern_len = 0;
-		d = SPI_getbinval(tup, desc, 18, &isnull);
+		sync_limit_rate_of(tup, desc, 18, &row->limit);
+		d = SPI_getbinval(tup, desc, 20, &isnull);
 		row->slots = isnull ? 1 : DatumGetInt32(d);
-		d = SPI_getbinval(tup, desc, 19, &isnull);
+		d = SPI_getbinval(tup, desc, 21, &isnull);
 		row->shared = !isnull && DatumGetBool(d);
-		sync_limit_rate_of(tup, desc, 20, &row->limit);
+		d = SPI_getbinval(tup, desc, 22, &isnull);
+		row->limit.best_effort = !isnull && DatumGetBool(d);
 		rows = lappend(rows, row);
 		MemoryContextSwitchTo(old);
 	}

@@ -20,6 +20,7 @@
 #include "utils/timestamp.h"
 
 #include "controllers.h"
+#include "grant_rules.h"
 #include "guc.h"
 #include "holders.h"
 #include "rate_limits.h"

@@ -1,45 +1,15 @@
 /*-------------------------------------------------------------------------
  *
  * wait_queue.c
- *		Queue order and the grant pass.  Every grant of a syncwf lock happens
+ *		The grant pass.  Every grant of a syncwf lock happens
  *		in sync_request_grant(), called from here, or by the requester
  *		(holds.c, holders.c) for a request that is grantable when it
  *		arrives; a claim in sync_claim_grant(); a hand-off reserved by a
  *		releasing transaction in sync_handoff_grant().
  *
- * Rules:
- *	- a lock's queue is ordered by priority (higher first), then queue time
- *	  (a keyed request may give its workflow's creation time), then arrival;
- *	- only a request at the front of a lock's queue may be granted, except
- *	  that a request carrying its own limit (a launch plan execution) passes
- *	  waiters that are held back only by their own, lower, limit;
- *	- a request naming several locks is granted all at once, when it is at
- *	  the front of every one of its queues and each lock has room for it;
- *	  until then it blocks every queue it fronts (Argo's rule);
- *	- a request has room when its weight fits (sync_entry_fits()): the
- *	  slots it asks of a semaphore are free, all at once; an exclusive
- *	  mutex request finds no holder; a shared one finds no exclusive
- *	  holder.  A front request that does not fit stops the pass, so small
- *	  or shared requests behind it never starve it; consecutive shared
- *	  requests at the front are granted in one pass;
- *	- a request for more slots than its semaphore's limit, or than its
- *	  rate's tokens (a limit lowered under it) can never be granted:
- *	  everyone passes over it, and its owner is told
- *	  (sync_queue_wake_unfit());
- *	- a rate-limited semaphore grants only while its bucket has a token for
- *	  each slot (rate_limits.c).  A front request that fits but lacks
- *	  tokens stops the pass like one that does not fit; its lock goes on
- *	  its partition's rate list (sync_rate_check()), and the rate worker
- *	  (worker.c) wakes at the moment the tokens come to run the grant pass
- *	  again, in sync_rate_pass() -- no one polls;
- *	- whoever frees a slot (release, session or transaction end, a raised
- *	  limit, a cancelled waiter) runs the grant pass for that lock, grants
- *	  the front request(s) and sets their owners' latches.  Waiters sleep on
- *	  their latch and never poll;
- *	- a keyed waiter *reserved* by a transaction that releases a hold of the
- *	  lock (reserved_xid, see keyed_xact.c) gets that hold's slot when the
- *	  transaction commits, in sync_handoff_grant(); until then everyone
- *	  passes over it as if it were not queued, and it takes no free slot.
+ * The rules -- queue order, fitting, who may pass whom, best-effort
+ * passing -- are grant_rules.c's (sync_pass_step() and
+ * sync_request_grantable()); this file applies them.
  *
  * A single-lock front request is granted in place, under the one partition
  * lock the caller holds.  A multi-lock front request needs the partitions of
@@ -54,7 +24,7 @@
  * it touches (lock_table.c); the deferred list is backend-local.
  *
  * Layer 3: calls layers 0-2 (tokens.c, lock_table.c, outbox.c,
- * rate_limits.c, queue_order.c).
+ * rate_limits.c, queue_order.c, grant_rules.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -67,6 +37,7 @@
 #include "utils/timestamp.h"
 
 #include "compat.h"
+#include "grant_rules.h"
 #include "outbox.h"
 #include "queue_order.h"
 #include "rate_limits.h"
@@ -91,284 +62,13 @@ static int	maxdeferred = 0;
 static bool in_rate_pass = false;
 
 static TimestampTz sync_grant_pass(SyncLock *lock);
-
-/* The clock, read once per caller and only when a rate needs it. */
-static inline TimestampTz
-sync_lazy_now(TimestampTz *now)
-{
-	if (*now == 0)
-		*now = GetCurrentTimestamp();
-	return *now;
-}
+static void sync_queue_rate_check(SyncEntry *first);
 
 void
 sync_queue_set_grant_hook(SyncGrantHook hook)
 {
 	keyed_grant_hook = hook;
 }
-
-int
-sync_lock_slots(SyncLock *lock)
-{
-	return lock->kind == SYNC_KIND_MUTEX ? 1 : lock->limit;
-}
-
-/*
- * Can entry 'e' never be granted, because it asks for more slots than its
- * semaphore's limit or its rate (lowered since it came)?  If so, returns
- * that limit, and *rate says whether it is the rate's; else 0.  A limit of
- * 0 pauses a semaphore: then everyone waits, and nobody is unfit for it.
- * sync_entry_unfit() asks only whether.
- */
-int32
-sync_entry_unfit_limit(const SyncEntry *e, bool *rate)
-{
-	SyncLock   *lock = e->lock;
-
-	*rate = false;
-	if (lock->kind != SYNC_KIND_SEMAPHORE)
-		return 0;
-	if (lock->limit > 0 && e->slots > lock->limit)
-		return lock->limit;
-	/* a bucket never holds more tokens than its rate */
-	if (lock->rate_limit > 0 && e->slots > lock->rate_limit)
-	{
-		*rate = true;
-		return lock->rate_limit;
-	}
-	return 0;
-}
-
-bool
-sync_entry_unfit(const SyncEntry *e)
-{
-	bool		rate;
-
-	return sync_entry_unfit_limit(e, &rate) > 0;
-}
-
-/*
- * Does entry 'e' fit into its lock, as far as the lock's own limit goes,
- * when the lock has 'nheld' holders taking 'slots_held' slots?  A
- * semaphore needs all of e's slots free; an exclusive mutex request no
- * holder at all; a shared one no exclusive holder (shared holders take no
- * slot: sync_entry_weight()).
- */
-static inline bool
-sync_lock_fits(const SyncEntry *e, int nheld, int slots_held)
-{
-	SyncLock   *lock = e->lock;
-
-	if (lock->kind == SYNC_KIND_MUTEX)
-		return e->shared ? slots_held == 0 : nheld == 0;
-	return slots_held <= lock->limit - e->slots;
-}
-
-/*
- * Is entry 'e' held back by its own limit (a launch plan version's
- * max_concurrency, see launch.c): the lock has that many holders?
- */
-static inline bool
-sync_entry_at_own_limit(const SyncEntry *e, int nheld)
-{
-	return e->admit_limit >= 0 && nheld >= e->admit_limit;
-}
-
-/*
- * Does entry 'e' fit now, under the lock's limit and its own, with tokens
- * for its slots if the lock has a rate?  *now: the clock, read if needed.
- */
-static inline bool
-sync_entry_fits(const SyncEntry *e, TimestampTz *now)
-{
-	SyncLock   *lock = e->lock;
-
-	if (!sync_lock_fits(e, lock->nheld, lock->slots_held) ||
-		sync_entry_at_own_limit(e, lock->nheld))
-		return false;
-	return lock->rate_limit <= 0 ||
-		sync_rate_allows(lock, e->slots, sync_lazy_now(now));
-}
-
-/*
- * The first waiter of a lock that is neither reserved nor unfit, or NULL.
- */
-static SyncEntry *
-sync_queue_front(SyncLock *lock)
-{
-	dlist_iter	iter;
-
-	dlist_foreach(iter, &lock->waiters)
-	{
-		SyncEntry  *w = dlist_container(SyncEntry, lock_link, iter.cur);
-
-		if (!TransactionIdIsValid(w->reserved_xid) && !sync_entry_unfit(w))
-			return w;
-	}
-	return NULL;
-}
-
-/*
- * After the limit or rate of a lock was lowered: wake the owners of session and
- * transaction requests that can never be granted now (sync_entry_unfit()),
- * which then end with an error (holds.c).  Returns whether a keyed request
- * is among them: the worker withdraws those.  Caller holds the partition.
- */
-bool
-sync_queue_wake_unfit(SyncLock *lock)
-{
-	dlist_head *lists[2] = {&lock->waiters, &lock->dormant};
-	bool		keyed = false;
-
-	Assert(sync_partition_held(lock->hashcode, false));
-	if (lock->kind != SYNC_KIND_SEMAPHORE)
-		return false;
-	for (int l = 0; l < 2; l++)
-	{
-		dlist_iter	iter;
-
-		dlist_foreach(iter, lists[l])
-		{
-			SyncEntry  *w = dlist_container(SyncEntry, lock_link, iter.cur);
-
-			if (!sync_entry_unfit(w))
-				continue;
-			if (w->scope == SYNC_SCOPE_KEYED)
-				keyed = true;
-			else if (w->procno != sync_my_procno())
-				SetLatch(&GetPGProcByNumber(w->procno)->procLatch);
-		}
-	}
-	return keyed;
-}
-
-/*
- * May entry 'e', which carries its own limit, go before the waiters ahead of
- * it (all of them if it is not queued)?  Only if each of them is held back
- * by its own limit, not by the lock's: a launch plan's waiting execution of
- * a version with a low limit does not stop one of a version with a higher
- * limit (enforcement is version-specific, and a free slot is used).
- * Entries without their own limit keep strict queue order.
- */
-static bool
-sync_passes_waiters(SyncLock *lock, SyncEntry *e)
-{
-	dlist_iter	iter;
-
-	if (e->admit_limit < 0)
-		return false;
-	dlist_foreach(iter, &lock->waiters)
-	{
-		SyncEntry  *w = dlist_container(SyncEntry, lock_link, iter.cur);
-
-		if (w == e)
-			return true;
-		if (TransactionIdIsValid(w->reserved_xid) || sync_entry_unfit(w))
-			continue;
-		if (!sync_entry_at_own_limit(w, lock->nheld))
-			return false;
-	}
-	return true;
-}
-
-/*
- * Can the request that 'entry' belongs to be granted now?  Caller holds the
- * partitions of every lock of the request.
- *
- * A queued entry must be at the front of its queue.  An entry not yet queued
- * (a try-acquire, or the first look at a new request) must find the queue
- * empty when respect_queue is set: it never jumps waiters.
- */
-bool
-sync_request_grantable(SyncEntry *entry, bool respect_queue)
-{
-	SyncEntry  *e = entry;
-	TimestampTz now = 0;
-
-	do
-	{
-		SyncLock   *lock = e->lock;
-
-		Assert(sync_partition_held(lock->hashcode, false));
-		if (!sync_entry_fits(e, &now))
-			return false;
-		/* a reserved entry is granted by its hand-off only */
-		if (TransactionIdIsValid(e->reserved_xid))
-			return false;
-		if (respect_queue)
-		{
-			SyncEntry  *front = sync_queue_front(lock);
-
-			if (e->state == SYNC_ENTRY_PENDING)
-			{
-				if (front != e && !sync_passes_waiters(lock, e))
-					return false;
-			}
-			else if (front != NULL && !sync_passes_waiters(lock, e))
-				return false;
-		}
-		e = e->next_in_request;
-	} while (e != entry);
-
-	return true;
-}
-
-#ifdef USE_ASSERT_CHECKING
-/* Most waiters ahead of a granted entry that the check below looks at. */
-#define SYNC_CHECK_PASSED_MAX	64
-
-/*
- * May entry 'e' be granted now, as far as its own lock goes?  For
- * assertions, independently of the code that decides: the lock has room
- * for it under the lock's limit and its own (so a grant never takes a lock
- * past its limit; a lowered limit may leave more holders, but then nobody
- * is granted), and it is at the front of the queue.  That is, every waiter
- * ahead of it (the whole queue, if it is not queued) is reserved, unfit,
- * or one that only a request with a limit of its own may pass, one held
- * back by its own limit;
- * entries of inactive controllers are in the dormant list, not the queue,
- * so they are passed over whatever they are.  At most
- * SYNC_CHECK_PASSED_MAX waiters ahead are looked at.
- */
-static bool
-sync_entry_grantable_check(SyncEntry *e)
-{
-	SyncLock   *lock = e->lock;
-	dlist_iter	iter;
-	int			looked = 0;
-
-	if (lock->kind == SYNC_KIND_MUTEX
-		? (e->slots != 1 || (e->shared ? lock->slots_held != 0 : lock->nheld != 0))
-		: (e->shared || lock->slots_held + e->slots > lock->limit))
-		return false;
-	if (e->admit_limit >= 0 && lock->nheld >= e->admit_limit)
-		return false;
-	if (lock->rate_limit > 0 &&
-		!sync_rate_allows(lock, e->slots, GetCurrentTimestamp()))
-		return false;
-	if (e->state != SYNC_ENTRY_PENDING && e->state != SYNC_ENTRY_FREE)
-		return false;
-	if (e->state == SYNC_ENTRY_FREE && !dlist_node_is_detached(&e->lock_link))
-		return false;
-	dlist_foreach(iter, &lock->waiters)
-	{
-		SyncEntry  *w = dlist_container(SyncEntry, lock_link, iter.cur);
-
-		if (w == e)
-			return true;
-		if (w->state == SYNC_ENTRY_PENDING &&
-			(TransactionIdIsValid(w->reserved_xid) || sync_entry_unfit(w)))
-			continue;
-		if (w->state != SYNC_ENTRY_PENDING || e->admit_limit < 0 ||
-			w->admit_limit < 0 || lock->nheld < w->admit_limit)
-			return false;
-		if (++looked >= SYNC_CHECK_PASSED_MAX)
-			return true;
-	}
-	/* an entry that is not queued passes the whole queue */
-	return e->state == SYNC_ENTRY_FREE;
-}
-#endif
 
 /*
  * Grant every entry of the request: move each from its queue (if queued) to
@@ -399,6 +99,8 @@ sync_request_grant(SyncEntry *entry, bool forced)
 	{
 		SyncLock   *lock = e->lock;
 
+		if (lock->best_effort)
+			sync_count_passes(lock, e);
 		if (e->state == SYNC_ENTRY_PENDING)
 		{
 			Assert(lock->nwaiting > 0);
@@ -444,56 +146,6 @@ sync_defer_request(SyncEntry *entry)
 	ndeferred++;
 }
 
-/* What the grant pass does with the waiter it looks at. */
-typedef enum SyncPassStep
-{
-	SYNC_PASS_GRANT,			/* grant it (a multi-lock one: defer it) */
-	SYNC_PASS_NEXT,				/* pass over it, look at the next */
-	SYNC_PASS_STOP,				/* the pass ends here */
-	SYNC_PASS_TOKENS			/* ... because it waits for tokens */
-} SyncPassStep;
-
-/*
- * The rules of the grant pass, for waiter 'w' of 'lock' when the lock has
- * 'nheld' holders taking 'slots_held' slots; *passing says whether a
- * waiter held back by its own limit was passed over already (then only
- * those with a limit of their own may go on); *now is the clock, read if
- * a rate needs it.  Used by the pass itself, by the hand-off's look ahead
- * and by sync_rate_check(), so that they choose alike.
- */
-static SyncPassStep
-sync_pass_step(SyncEntry *w, int nheld, int slots_held, bool *passing,
-			   TimestampTz *now)
-{
-	Assert(w->state == SYNC_ENTRY_PENDING);
-	/* reserved: its hand-off brings its own slot */
-	if (TransactionIdIsValid(w->reserved_xid))
-		return SYNC_PASS_NEXT;
-	/* more slots than the limit: it never fits, nobody waits for it */
-	if (sync_entry_unfit(w))
-		return SYNC_PASS_NEXT;
-	/* no room for it: it keeps its place, and those behind wait */
-	if (!sync_lock_fits(w, nheld, slots_held))
-		return SYNC_PASS_STOP;
-	if (sync_entry_at_own_limit(w, nheld))
-	{
-		/* held back by its own limit: those behind may go (see above) */
-		*passing = true;
-		return SYNC_PASS_NEXT;
-	}
-	/* ... if they carry a limit of their own; the others keep order */
-	if (*passing && w->admit_limit < 0)
-		return SYNC_PASS_STOP;
-	/* a claim-only request at the front waits for its claim */
-	if (w->claim)
-		return SYNC_PASS_STOP;
-	/* its slots are free, but the bucket lacks tokens for them */
-	if (w->lock->rate_limit > 0 &&
-		!sync_rate_allows(w->lock, w->slots, sync_lazy_now(now)))
-		return SYNC_PASS_TOKENS;
-	return SYNC_PASS_GRANT;
-}
-
 /*
  * After the grant pass of a rate-limited lock (or a request queued on
  * one): if its front waiter waits only for tokens, or has them already
@@ -507,6 +159,7 @@ sync_rate_check(SyncLock *lock)
 {
 	dlist_iter	iter;
 	bool		passing = false;
+	SyncBestEffort be = SYNC_BEST_EFFORT_INIT;
 	TimestampTz now = 0;
 
 	if (lock->rate_limit > 0)
@@ -514,7 +167,7 @@ sync_rate_check(SyncLock *lock)
 		{
 			SyncEntry  *w = dlist_container(SyncEntry, lock_link, iter.cur);
 			SyncPassStep step = sync_pass_step(w, lock->nheld, lock->slots_held,
-											   &passing, &now);
+											   &passing, &be, &now);
 			TimestampTz due;
 
 			if (step == SYNC_PASS_NEXT)
@@ -542,7 +195,7 @@ sync_rate_check(SyncLock *lock)
  * rate, see whether the front waits for tokens (sync_rate_check()).
  * Caller holds the request's partitions exclusively.
  */
-void
+static void
 sync_queue_rate_check(SyncEntry *first)
 {
 	SyncEntry  *e = first;
@@ -551,6 +204,35 @@ sync_queue_rate_check(SyncEntry *first)
 	{
 		if (e->lock->rate_limit > 0)
 			(void) sync_rate_check(e->lock);
+		e = e->next_in_request;
+	} while (e != first);
+}
+
+/*
+ * A request was just queued and not granted (its owner waits, or it is a
+ * keyed request): see whether the fronts of its rate-limited locks wait
+ * for tokens (sync_queue_rate_check()), and on each best-effort lock whose
+ * front is a request of several locks, defer that request, so that
+ * sync_grant_deferred() finds out whether another of its locks holds it
+ * back, and if so lets this one pass it.  Caller holds the request's
+ * partitions exclusively, and calls sync_grant_deferred() after releasing
+ * them.
+ */
+void
+sync_queue_waiting(SyncEntry *first)
+{
+	SyncEntry  *e = first;
+
+	sync_queue_rate_check(first);
+	do
+	{
+		if (e->lock->best_effort)
+		{
+			SyncEntry  *front = sync_queue_front(e->lock);
+
+			if (front != NULL && front != e && front->nlocks > 1)
+				sync_defer_request(front);
+		}
 		e = e->next_in_request;
 	} while (e != first);
 }
@@ -613,6 +295,7 @@ sync_grant_pass(SyncLock *lock)
 {
 	dlist_mutable_iter iter;
 	bool		passing = false;
+	SyncBestEffort be = SYNC_BEST_EFFORT_INIT;
 	TimestampTz now = 0;
 
 	Assert(sync_partition_held(lock->hashcode, true));
@@ -620,7 +303,7 @@ sync_grant_pass(SyncLock *lock)
 	{
 		SyncEntry  *front = dlist_container(SyncEntry, lock_link, iter.cur);
 		SyncPassStep step = sync_pass_step(front, lock->nheld, lock->slots_held,
-										   &passing, &now);
+										   &passing, &be, &now);
 
 		if (step == SYNC_PASS_NEXT)
 			continue;
@@ -628,11 +311,18 @@ sync_grant_pass(SyncLock *lock)
 			break;
 		if (front->nlocks > 1)
 		{
+			/* best-effort: passed, if another of its locks holds it back */
+			if (sync_request_known_blocked(front) &&
+				sync_best_effort_pass(front, &be))
+				continue;
 			sync_defer_request(front);
 			break;
 		}
 		sync_request_grant(front, false);
 		now = 0;				/* a rate's tokens are looked at after it */
+		/* each waiter passed over was passed once more */
+		if (be.npassed > 0 && --be.budget <= 0)
+			break;
 	}
 	if (lock->rate_limit > 0 || !dlist_node_is_detached(&lock->rate_link))
 		return sync_rate_check(lock);
@@ -696,7 +386,7 @@ sync_queue_handoff_candidate(SyncEntry *held)
 		SyncEntry  *w = dlist_container(SyncEntry, lock_link, iter.cur);
 		SyncPassStep step = sync_pass_step(w, lock->nheld - 1,
 										   lock->slots_held - sync_entry_weight(held),
-										   &passing, &now);
+										   &passing, NULL, &now);
 
 		if (step == SYNC_PASS_NEXT)
 			continue;
@@ -813,6 +503,33 @@ sync_claim_undo(SyncEntry *e)
 }
 
 /*
+ * A request of several locks that one of its locks holds back: on each of
+ * its best-effort locks, let the requests behind it pass it now (the
+ * grant pass would otherwise stop at it, see sync_grant_pass()).  Caller
+ * holds the partitions of all its locks exclusively.
+ */
+static void
+sync_best_effort_blocked(SyncEntry *entry)
+{
+	SyncEntry  *e = entry;
+	bool		any = false;
+
+	do
+	{
+		any |= e->lock->best_effort;
+		e = e->next_in_request;
+	} while (e != entry);
+	if (!any || !sync_blocked_note(entry))
+		return;
+	do
+	{
+		if (e->lock->best_effort)
+			sync_grant_waiters(e->lock);
+		e = e->next_in_request;
+	} while (e != entry);
+}
+
+/*
  * Try the multi-lock requests recorded by sync_grant_waiters().  Caller holds
  * no partition lock.  Each one is re-checked under all of its partitions: in
  * the meantime it may have been granted by someone else, withdrawn, or its
@@ -832,7 +549,10 @@ sync_grant_deferred(void)
 			entry->state != SYNC_ENTRY_PENDING)
 			;					/* granted or withdrawn meanwhile */
 		else if (!sync_request_grantable(entry, true))
+		{
 			sync_queue_rate_check(entry);	/* it may wait for tokens */
+			sync_best_effort_blocked(entry);
+		}
 		else
 		{
 			SyncEntry  *e = entry;
@@ -847,6 +567,7 @@ sync_grant_deferred(void)
 		}
 		sync_unlock_partitions(item.partmask);
 	}
+	sync_blocked_clear();
 }
 
 /*

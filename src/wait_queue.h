@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * wait_queue.h
- *		Queue order and the grant pass (wait_queue.c): the one place a grant
- *		of a syncwf lock happens.
+ *		The grant pass (wait_queue.c): the one place a grant of a syncwf
+ *		lock happens.  Who may be granted is grant_rules.h's.
  *
  *-------------------------------------------------------------------------
  */
@@ -11,13 +11,8 @@
 
 #include "lock_table.h"
 
-extern int	sync_lock_slots(SyncLock *lock);
-extern int32 sync_entry_unfit_limit(const SyncEntry *e, bool *rate);
-extern bool sync_entry_unfit(const SyncEntry *e);
-extern bool sync_queue_wake_unfit(SyncLock *lock);
-extern void sync_queue_rate_check(SyncEntry *first);
+extern void sync_queue_waiting(SyncEntry *first);
 extern TimestampTz sync_rate_pass(TimestampTz now);
-extern bool sync_request_grantable(SyncEntry *entry, bool respect_queue);
 extern void sync_request_grant(SyncEntry *entry, bool forced);
 extern void sync_grant_waiters(SyncLock *lock);
 extern bool sync_claim_grantable(SyncEntry *e);

@@ -3,17 +3,17 @@
 -- checks accept and refuse), the monitoring views and their column types,
 -- and the syncwf_admin role.
 BEGIN;
-SELECT plan(79);
+SELECT plan(86);
 
 -- sync_limit ---------------------------------------------------------------
 SELECT has_table('sync_limit', 'table sync_limit exists');
-SELECT columns_are('sync_limit', ARRAY['name', 'sizelimit', 'max_waiters', 'rate_limit', 'rate_period'],
-                   'sync_limit has exactly the columns name, sizelimit, max_waiters, rate_limit, rate_period');
+SELECT columns_are('sync_limit', ARRAY['name', 'sizelimit', 'max_waiters', 'rate_limit', 'rate_period', 'queueing'],
+                   'sync_limit has exactly the columns name, sizelimit, max_waiters, rate_limit, rate_period, queueing');
 SELECT is(
     (SELECT array_agg(attname::text ORDER BY attnum) FROM pg_catalog.pg_attribute
       WHERE attrelid = 'sync_limit'::regclass AND attnum > 0 AND NOT attisdropped),
-    ARRAY['name', 'sizelimit', 'max_waiters', 'rate_limit', 'rate_period'],
-    'sync_limit columns are in the order name, sizelimit, max_waiters, rate_limit, rate_period (Argo''s two first)');
+    ARRAY['name', 'sizelimit', 'max_waiters', 'rate_limit', 'rate_period', 'queueing'],
+    'sync_limit columns are in the order name, sizelimit, max_waiters, rate_limit, rate_period, queueing (Argo''s two first)');
 SELECT col_type_is('sync_limit', 'name', 'text', 'sync_limit.name is text');
 SELECT col_type_is('sync_limit', 'sizelimit', 'integer', 'sync_limit.sizelimit is integer');
 SELECT col_type_is('sync_limit', 'max_waiters', 'integer', 'sync_limit.max_waiters is integer');
@@ -28,6 +28,10 @@ SELECT col_has_check('sync_limit', 'rate_limit', 'sync_limit.rate_limit has a CH
 SELECT col_has_check('sync_limit', 'rate_period', 'sync_limit.rate_period has a CHECK constraint');
 SELECT col_has_check('sync_limit', ARRAY['rate_limit', 'rate_period'],
                      'sync_limit has a CHECK that rate_limit and rate_period are set together');
+SELECT col_type_is('sync_limit', 'queueing', 'text', 'sync_limit.queueing is text');
+SELECT col_is_null('sync_limit', 'queueing', 'sync_limit.queueing is nullable');
+SELECT col_hasnt_default('sync_limit', 'queueing', 'sync_limit.queueing has no default (NULL: strict)');
+SELECT col_has_check('sync_limit', 'queueing', 'sync_limit.queueing has a CHECK constraint');
 SELECT col_type_is('sync_locks', 'rate_tokens', 'integer', 'sync_locks.rate_tokens is integer');
 SELECT col_type_is('sync_locks', 'rate_next_refill', 'timestamp with time zone',
                    'sync_locks.rate_next_refill is timestamptz');
@@ -40,7 +44,7 @@ SELECT col_has_check('sync_limit', 'name', 'sync_limit.name has a CHECK constrai
 SELECT col_has_check('sync_limit', 'sizelimit', 'sync_limit.sizelimit has a CHECK constraint');
 SELECT is((SELECT count(*)::int FROM pg_catalog.pg_constraint
             WHERE conrelid = 'sync_limit'::regclass AND contype = 'c'),
-          6, 'sync_limit has six CHECK constraints');
+          7, 'sync_limit has seven CHECK constraints');
 
 -- What the constraints mean.  The triggers only record the change; the
 -- final ROLLBACK discards it.
@@ -72,6 +76,12 @@ SELECT lives_ok($$INSERT INTO sync_limit VALUES ('tap_obj/*', 2, 0)$$,
                 'a pattern row with a cap of 0 is accepted');
 SELECT throws_ok($$INSERT INTO sync_limit VALUES ('tap_obj/negcap', 1, -1)$$,
                  '23514', NULL, 'a negative max_waiters violates the CHECK (23514)');
+SELECT lives_ok($$INSERT INTO sync_limit (name, sizelimit, queueing) VALUES ('tap_obj/s', 1, 'strict'), ('tap_obj/b', 1, 'best_effort')$$,
+                'queueing accepts strict and best_effort');
+SELECT throws_ok($$INSERT INTO sync_limit (name, sizelimit, queueing) VALUES ('tap_obj/q', 1, 'fair')$$,
+                 '23514', NULL, 'another queueing violates the CHECK (23514)');
+SELECT throws_ok($$INSERT INTO sync_limit (name, sizelimit, queueing) VALUES ('tap_obj/q', 1, 'Strict')$$,
+                 '23514', NULL, 'queueing is case-sensitive (23514)');
 SELECT throws_ok($$INSERT INTO sync_limit VALUES ('/*', 1)$$,
                  '23514', NULL, 'a pattern with an empty prefix violates the CHECK (23514)');
 SELECT throws_ok($$INSERT INTO sync_limit VALUES ('*', 1)$$,

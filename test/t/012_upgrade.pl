@@ -425,7 +425,7 @@ my @changes = (
 	  qr/^\+ column sync_launch_event\.reason: .*type character varying\(100\),/m ],
 	[ 'an added column',
 	  'ALTER TABLE sync_limit ADD COLUMN note text',
-	  qr/^\+ column sync_limit\.note: position 6,/m ],
+	  qr/^\+ column sync_limit\.note: position 7,/m ],
 	[ 'a table\'s ACL',
 	  'GRANT INSERT ON sync_limit TO PUBLIC',
 	  qr/^\+ relation sync_limit: .*acl .*=ar\//m ],

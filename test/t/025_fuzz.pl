@@ -415,7 +415,7 @@ my %NAME_ROLE = (
 	reason => 'text', sizelimit => 'limit', held => 'bool');
 my %COL_ROLE = ('sync_limit.name' => 'limit_name', 'sync_state.name' => 'lock_name',
 	'sync_controller.controller' => 'controller_nn', 'sync_launch_plan.behavior' => 'behavior_uc',
-	'sync_launch_plan.scheduling' => 'scheduling_uc');
+	'sync_launch_plan.scheduling' => 'scheduling_uc', 'sync_limit.queueing' => 'queueing');
 
 my %GEN;
 %GEN = (
@@ -547,6 +547,10 @@ my %GEN;
 		my ($w) = @_;
 		return 'NULL::text' if $w && chance(0.1);
 		return tlit($w ? (chance(0.6) ? mutate(pick(@LIMITS)) : weird_text()) : pick(@LIMITS));
+	},
+	queueing => sub {
+		my ($w) = @_;
+		return tlit($w ? (chance(0.5) ? mutate(pick('strict', 'best_effort')) : weird_text()) : pick('strict', 'best_effort', undef));
 	},
 	limit => sub {
 		my ($w) = @_;
