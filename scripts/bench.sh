@@ -1204,7 +1204,7 @@ if want 12 && [[ $BENCH_SKIP_SYNCWF != 1 ]]; then
     BIG_MAX_BE=$(printf '%s\n' ${QBIG[best_effort]} | sort -g | tail -1)
     add_summary "12. best-effort queueing" "median slot utilisation, best-effort / strict ($U_BE / $U_STRICT), mixed 5-slot and 1-slot holds of 10 ms on 8 slots" \
         "$(ratio "$U_BE" "$U_STRICT")" ">=" 1.0
-    add_summary "12. best-effort queueing" "longest wait of a 5-slot request (acquire to release, ms), best-effort vs strict ($BIG_MAX_BE vs $BIG_MAX_STRICT): the bound of syncwf.max_passes at work" \
+    add_summary "12. best-effort queueing" "longest 5-slot transaction (wait, hold and release, ms), best-effort vs strict ($BIG_MAX_BE vs $BIG_MAX_STRICT): the bound of syncwf.max_passes at work" \
         "$(ratio "$BIG_MAX_BE" "$BIG_MAX_STRICT")" info ''
 else
     add_summary "12. best-effort queueing" "median slot utilisation, best-effort / strict" "n/a" ">=" 1.0
