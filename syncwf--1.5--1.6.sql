@@ -13,3 +13,41 @@ ALTER TABLE sync_limit ADD COLUMN queueing text
     CONSTRAINT sync_limit_queueing_check CHECK (queueing IN ('strict', 'best_effort'));
 COMMENT ON COLUMN sync_limit.queueing IS
     '''strict'' (NULL: the same): grants in queue order; ''best_effort'': a waiter that fits may pass one that cannot be granted yet, at most syncwf.max_passes times each';
+
+-- sync_waiters shows how many times best-effort queueing passed each
+-- waiter.  The two views of entries and their function are made again (a
+-- function's result columns cannot be changed in place); the library fills
+-- as many columns as the function has, so the views worked with either
+-- definition meanwhile.
+DROP VIEW sync_holders, sync_waiters;
+DROP FUNCTION sync_entry_status();
+CREATE FUNCTION sync_entry_status(OUT lock_name text, OUT state text,
+                                  OUT pid integer, OUT scope text,
+                                  OUT token bigint, OUT priority integer,
+                                  OUT queue_position integer,
+                                  OUT request_size integer,
+                                  OUT since timestamptz,
+                                  OUT holder text, OUT controller text,
+                                  OUT lease_expires timestamptz,
+                                  OUT active boolean, OUT slots integer,
+                                  OUT mode text, OUT passes integer)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'sync_entry_status'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+CREATE VIEW sync_holders AS
+    SELECT lock_name, pid, scope, token, priority, since,
+           holder, controller, lease_expires, slots, mode
+      FROM sync_entry_status()
+     WHERE state = 'held';
+COMMENT ON VIEW sync_holders IS 'One row per granted hold of the current database';
+
+CREATE VIEW sync_waiters AS
+    SELECT lock_name, pid, scope, priority, queue_position AS position,
+           request_size, since AS waiting_since, holder, controller, active,
+           slots, mode, passes
+      FROM sync_entry_status()
+     WHERE state = 'pending';
+COMMENT ON VIEW sync_waiters IS 'One row per queue entry of the current database, in queue order; entries of inactive controllers (active = false, no position) are passed over';
+
+GRANT SELECT ON sync_holders, sync_waiters TO PUBLIC;

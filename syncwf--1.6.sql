@@ -168,7 +168,7 @@ CREATE FUNCTION sync_entry_status(OUT lock_name text, OUT state text,
                                   OUT holder text, OUT controller text,
                                   OUT lease_expires timestamptz,
                                   OUT active boolean, OUT slots integer,
-                                  OUT mode text)
+                                  OUT mode text, OUT passes integer)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'sync_entry_status'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
@@ -189,7 +189,7 @@ COMMENT ON VIEW sync_holders IS 'One row per granted hold of the current databas
 CREATE VIEW sync_waiters AS
     SELECT lock_name, pid, scope, priority, queue_position AS position,
            request_size, since AS waiting_since, holder, controller, active,
-           slots, mode
+           slots, mode, passes
       FROM sync_entry_status()
      WHERE state = 'pending';
 COMMENT ON VIEW sync_waiters IS 'One row per queue entry of the current database, in queue order; entries of inactive controllers (active = false, no position) are passed over';

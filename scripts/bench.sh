@@ -1180,17 +1180,17 @@ if want 12 && [[ $BENCH_SKIP_SYNCWF != 1 ]]; then
             # acquire's wait; the wait is not logged per statement, so the
             # hold is taken as the 10 ms sleep plus one round trip, the
             # same for both modes (a lower bound of the true utilisation)
-            cat "$prefix".* | awk '$3 !~ /^[0-9]+$/ { print "failed"; next } { print $4, $3 }' >"$prefix.lat"
-            grep -q failed "$prefix.lat" && die "pgbench $label: failed transactions (see $out)"
-            n_big=$(awk '$1 == 0' "$prefix.lat" | wc -l)
-            n_small=$(awk '$1 == 1' "$prefix.lat" | wc -l)
+            cat "$prefix".* | awk '$3 !~ /^[0-9]+$/ { print "failed"; next } { print $4, $3 }' >"$prefix-lat"
+            grep -q failed "$prefix-lat" && die "pgbench $label: failed transactions (see $out)"
+            n_big=$(awk '$1 == 0' "$prefix-lat" | wc -l)
+            n_small=$(awk '$1 == 1' "$prefix-lat" | wc -l)
             pct() {  # pct SCRIPT FRACTION: that percentile of its latencies, ms
-                awk -v s="$1" '$1 == s {print $2}' "$prefix.lat" | sort -n |
+                awk -v s="$1" '$1 == s {print $2}' "$prefix-lat" | sort -n |
                     awk -v f="$2" '{a[NR] = $1} END {i = int(NR * f); if (i < 1) i = 1; if (i > NR) i = NR; printf "%.1f\n", a[i] / 1000}'
             }
             big_p99=$(pct 0 0.99); big_max=$(pct 0 1); small_p99=$(pct 1 0.99)
             util=$(awk -v b="$n_big" -v s="$n_small" -v secs="$secs" 'BEGIN {printf "%.3f\n", (b * 5 + s) * 0.0102 / (8 * secs)}')
-            rm -f "$prefix".*
+            rm -f "$prefix".* "$prefix-lat"
             QU[$mode]+="$util "
             QBIG[$mode]+="$big_max "
             log "12 round $r, $mode: utilisation $util; big: $n_big done, p99 ${big_p99} ms, max ${big_max} ms; small: $n_small done, p99 ${small_p99} ms"

@@ -10,10 +10,11 @@
 --
 CREATE EXTENSION IF NOT EXISTS syncwf;
 CREATE VIEW pg_temp.entries AS
-    SELECT lock_name, 'held' AS state, holder AS who, slots, NULL::int AS position
+    SELECT lock_name, 'held' AS state, holder AS who, slots, NULL::int AS position,
+           NULL::int AS passes
       FROM sync_holders WHERE lock_name LIKE '%/be/%'
     UNION ALL
-    SELECT lock_name, 'pending', holder, slots, position
+    SELECT lock_name, 'pending', holder, slots, position, passes
       FROM sync_waiters WHERE lock_name LIKE '%/be/%'
      ORDER BY 1, 2, 5, 3;
 

@@ -81,13 +81,13 @@ sync_entry_status(PG_FUNCTION_ARGS)
 	sync_enter(SYNC_ENTER_LOADED, NULL);
 	InitMaterializedSRF(fcinfo, 0);
 	nrows = sync_status_entries(&rows);
-	/* the last two columns only with the 1.5 definition (see above) */
-	Assert(rsinfo->setDesc->natts <= 15);
+	/* slots and mode only with the 1.5 definition, passes with 1.6 (see above) */
+	Assert(rsinfo->setDesc->natts <= 16);
 	for (int i = 0; i < nrows; i++)
 	{
 		EntryRow   *row = &rows[i];
-		Datum		values[15];
-		bool		nulls[15] = {false};
+		Datum		values[16];
+		bool		nulls[16] = {false};
 		bool		held = (row->state == SYNC_ENTRY_HELD);
 		bool		keyed = (row->scope == SYNC_SCOPE_KEYED);
 
@@ -114,6 +114,8 @@ sync_entry_status(PG_FUNCTION_ARGS)
 		values[14] = row->kind == SYNC_KIND_MUTEX
 			? CStringGetTextDatum(row->shared ? "shared" : "exclusive") : (Datum) 0;
 		nulls[14] = (row->kind != SYNC_KIND_MUTEX);
+		values[15] = Int32GetDatum(row->passes);
+		nulls[15] = held;
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;

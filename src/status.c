@@ -48,6 +48,7 @@ sync_copy_entries(dlist_head *list, EntryRow *rows, int nrows, const char *name,
 		row->position = queued ? ++position : 0;
 		row->nlocks = e->nlocks;
 		row->slots = e->slots;
+		row->passes = e->passes;
 		row->shared = e->shared;
 		row->kind = e->lock->kind;
 		row->token = e->token;

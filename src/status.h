@@ -35,6 +35,7 @@ typedef struct EntryRow
 	int32		position;
 	int32		nlocks;
 	int32		slots;			/* of a semaphore; 1 for a mutex */
+	int32		passes;			/* pending: times best-effort queueing passed it */
 	bool		shared;			/* a shared hold of a mutex */
 	uint8		kind;			/* of its lock: SyncLockKind */
 	uint64		token;

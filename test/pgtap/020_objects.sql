@@ -3,7 +3,7 @@
 -- checks accept and refuse), the monitoring views and their column types,
 -- and the syncwf_admin role.
 BEGIN;
-SELECT plan(86);
+SELECT plan(87);
 
 -- sync_limit ---------------------------------------------------------------
 SELECT has_table('sync_limit', 'table sync_limit exists');
@@ -110,8 +110,8 @@ SELECT is(
     (SELECT array_agg(attname::text ORDER BY attnum) FROM pg_catalog.pg_attribute
       WHERE attrelid = 'sync_waiters'::regclass AND attnum > 0 AND NOT attisdropped),
     ARRAY['lock_name', 'pid', 'scope', 'priority', 'position', 'request_size', 'waiting_since',
-          'holder', 'controller', 'active', 'slots', 'mode'],
-    'sync_waiters columns are (lock_name, pid, scope, priority, position, request_size, waiting_since, holder, controller, active, slots, mode)');
+          'holder', 'controller', 'active', 'slots', 'mode', 'passes'],
+    'sync_waiters columns are (lock_name, pid, scope, priority, position, request_size, waiting_since, holder, controller, active, slots, mode, passes)');
 
 SELECT col_type_is(v, c, t, format('%s.%s is %s', v, c, t))
   FROM (VALUES
@@ -132,7 +132,8 @@ SELECT col_type_is(v, c, t, format('%s.%s is %s', v, c, t))
     ('sync_waiters', 'priority',      'integer'),
     ('sync_waiters', 'position',      'integer'),
     ('sync_waiters', 'request_size',  'integer'),
-    ('sync_waiters', 'waiting_since', 'timestamp with time zone')
+    ('sync_waiters', 'waiting_since', 'timestamp with time zone'),
+    ('sync_waiters', 'passes',        'integer')
   ) AS x(v, c, t);
 
 -- Role -----------------------------------------------------------------------
