@@ -53,7 +53,7 @@ bool		sync_handoff_in_transaction = true;
 /*
  * On a semaphore whose sync_limit row says queueing = 'best_effort': how
  * many grants to requests behind it a waiter that cannot be granted yet lets
- * pass before strict queue order resumes for it (wait_queue.c).
+ * pass before strict queue order resumes for it (grant_rules.c).
  */
 int			sync_max_passes = 10;
 

@@ -20,7 +20,7 @@
  * entries are touched under their partition locks (lock_table.c).
  *
  * Layer 6: calls layers 0-5 (client_wait.c, names.c, tables.c,
- * lock_table.c, queue_order.c, wait_queue.c, request.c).
+ * lock_table.c, queue_order.c, grant_rules.c, wait_queue.c, request.c).
  *
  *-------------------------------------------------------------------------
  */

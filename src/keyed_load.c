@@ -14,7 +14,7 @@
  * partition shared.
  *
  * Layer 7: calls layers 0-6 (tokens.c, names.c, lock_table.c, outbox.c,
- * queue_order.c, wait_queue.c, controllers.c, holders.c).
+ * queue_order.c, grant_rules.c, wait_queue.c, controllers.c, holders.c).
  *
  *-------------------------------------------------------------------------
  */

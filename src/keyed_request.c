@@ -13,8 +13,8 @@
  * partitions in ascending order, all held from finding the entries until
  * the request is placed.
  *
- * Layer 7: calls layers 0-6 (lock_table.c, queue_order.c, wait_queue.c,
- * controllers.c, request.c, holders.c).
+ * Layer 7: calls layers 0-6 (lock_table.c, queue_order.c, grant_rules.c,
+ * wait_queue.c, controllers.c, request.c, holders.c).
  *
  *-------------------------------------------------------------------------
  */

@@ -90,7 +90,7 @@ typedef struct SyncLock
 	bool		best_effort;	/* semaphore: queueing = 'best_effort', a
 								 * waiter that fits may pass one that does
 								 * not, a bounded number of times
-								 * (wait_queue.c) */
+								 * (grant_rules.c) */
 	int16		pattern_len;	/* semaphore: its limit comes from a pattern
 								 * row (sem_limits.c: SyncLimitValue), or 0 */
 	int32		nheld;			/* entries in holders */
@@ -169,7 +169,7 @@ typedef struct SyncEntry
 	int32		slots;			/* semaphore: slots it takes; 1 otherwise */
 	int32		passes;			/* pending: grants to requests behind it
 								 * while it waited (best-effort queueing,
-								 * wait_queue.c) */
+								 * grant_rules.c) */
 } SyncEntry;
 
 /*

@@ -13,7 +13,7 @@
  * runs with none held.
  *
  * Layer 5: calls layers 0-4 (names.c, lock_table.c, queue_order.c,
- * wait_queue.c, sem_limits.c).
+ * grant_rules.c, wait_queue.c, sem_limits.c).
  *
  *-------------------------------------------------------------------------
  */

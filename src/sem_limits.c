@@ -41,7 +41,7 @@
  * TRUNCATE).
  *
  * Layer 4: calls layers 0-3 (names.c, tables.c, lock_table.c, outbox.c,
- * rate_limits.c, wait_queue.c).
+ * rate_limits.c, grant_rules.c, wait_queue.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -122,7 +122,7 @@ sync_limit_is_pattern(const char *name)
  * EXTENSION syncwf UPDATE): max_waiters, rate_limit, rate_period (1.5)...
  */
 char *
-sync_limit_rate_columns(Oid relid, const char *alias)
+sync_limit_cap_rate_columns(Oid relid, const char *alias)
 {
 	const char *a = alias ? psprintf("%s.", alias) : "";
 
@@ -150,7 +150,7 @@ static char *
 sync_limit_select(Oid relid)
 {
 	return psprintf("SELECT name, sizelimit, %s, %s FROM %s",
-					sync_limit_rate_columns(relid, NULL),
+					sync_limit_cap_rate_columns(relid, NULL),
 					sync_limit_queueing_column(relid, NULL),
 					quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
 											   get_rel_name(relid)));

@@ -37,7 +37,7 @@ typedef struct SyncLimitValue
 	bool		best_effort;	/* queueing = 'best_effort' */
 } SyncLimitValue;
 
-extern char *sync_limit_rate_columns(Oid relid, const char *alias);
+extern char *sync_limit_cap_rate_columns(Oid relid, const char *alias);
 extern char *sync_limit_queueing_column(Oid relid, const char *alias);
 extern void sync_limit_lookup(const char *lock_name, Oid relid, SyncLimitValue *value);
 extern void sync_limit_lookup_optional(const char *lock_name, Oid relid,

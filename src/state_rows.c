@@ -468,7 +468,7 @@ sync_state_read_all(List **controllers)
 				   "pg_catalog.substr(s.name, 5) AND s.name OPERATOR(pg_catalog.~~) 'sem/%%' "
 				   "ORDER BY s.held DESC, s.priority DESC, s.time, s.seq",
 				   get_attnum(t->state, "claim") != InvalidAttrNumber ? "s.claim" : "false",
-				   sync_limit_rate_columns(t->limit, "l"),
+				   sync_limit_cap_rate_columns(t->limit, "l"),
 				   get_attnum(t->state, "slots") != InvalidAttrNumber ?
 				   "s.slots" : "1",
 				   get_attnum(t->state, "mode") != InvalidAttrNumber ?

@@ -9,7 +9,7 @@
  * No state of its own.
  *
  * Layer 7: calls layers 0-6 (guc.c, lock_table.c, rate_limits.c,
- * wait_queue.c, controllers.c, holders.c).
+ * grant_rules.c, controllers.c, holders.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -26,7 +26,6 @@
 #include "rate_limits.h"
 #include "sem_limits.h"
 #include "status.h"
-#include "wait_queue.h"
 
 static int
 sync_copy_entries(dlist_head *list, EntryRow *rows, int nrows, const char *name,
