@@ -375,11 +375,14 @@ query_latency() {
 }
 
 spread() { printf '%s\n' "$@" | sort -g | awk 'NR == 1 {min = $1} {max = $1} END {printf "%.2f\n", max / min}'; }
-median() {
-    printf '%s\n' "$@" | sort -g | awk '{a[NR] = $1}
-        END { if (NR % 2) printf "%.0f\n", a[(NR + 1) / 2];
-              else printf "%.0f\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
+# median_fmt FORMAT VALUE...: the median, printed with FORMAT (printf's)
+median_fmt() {
+    local fmt=$1
+    shift
+    printf '%s\n' "$@" | sort -g | awk -v fmt="$fmt\n" '{a[NR] = $1}
+        END { printf fmt, (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
 }
+median() { median_fmt '%.0f' "$@"; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) print "inf"; else printf "%.2f\n", a / b }'; }
 # verdict VALUE OP TARGET -> PASS or MISS
 verdict() {
@@ -1005,6 +1008,35 @@ fi
 
 # --- 10. the capacity model: weighted, shared, pattern ----------------------------
 
+# pgbench_txlog LABEL SECS CLIENTS THREADS PGBENCH-ARGS...: one pgbench run
+# with a transaction log (-l); leaves its transactions as lines "script_no
+# latency_us" in the file $TXLOG.  A failed transaction fails the run.
+TXLOG=
+pgbench_txlog() {
+    local label=$1 secs=$2 clients=$3 threads=$4 rc=0
+    shift 4
+    local prefix=$BENCH_DIR/txlog/$label out=$LOGS/pgbench-$label.log
+    # pgbench writes its transaction logs as the server's OS user
+    mkdir -p "$BENCH_DIR/txlog"
+    is_root && chown "$OS_USER:" "$BENCH_DIR/txlog"
+    # (the extract is named so that the logs' glob never takes it in)
+    rm -f "$prefix".* "$prefix-lat"
+    wait_idle
+    as_pg timeout --signal=INT --kill-after=30 $((secs + 60)) \
+        "$PGBIN/pgbench" -h "$SOCK" -p "$PORT" -U postgres -n -M prepared \
+        -c "$clients" -j "$threads" -T "$secs" -l --log-prefix="$prefix" \
+        "$@" "$DB" >"$out" 2>&1 || rc=$?
+    ((rc == 0)) || die "pgbench $label failed (exit $rc): see $out"
+    check_no_syncwf_leftovers
+    # client transaction_no latency_us script_no ...; a failed transaction
+    # has no latency
+    cat "$prefix".* | awk '$3 !~ /^[0-9]+$/ { bad++; next } { print $4, $3 }
+        END { exit (bad > 0) }' >"$prefix-lat" ||
+        die "pgbench $label: failed transactions (see $out)"
+    rm -f "$prefix".*
+    TXLOG=$prefix-lat
+}
+
 # compare_mixed NAME LABEL SCRIPT [LABEL SCRIPT ...]: rounds of ONE pgbench
 # run that picks a contender's script at random for every transaction, so
 # all contenders meet the same machine at the same moment; one client (and
@@ -1022,39 +1054,25 @@ compare_mixed() {
     local n=${#labels[@]} clients
     clients=$(nproc)
     local -A ratios=() means=()
-    # pgbench writes its transaction logs as the server's OS user
-    mkdir -p "$BENCH_DIR/txlog"
-    is_root && chown "$OS_USER:" "$BENCH_DIR/txlog"
     for ((r = 0; r <= BENCH_ROUNDS; r++)); do
-        local secs=$BENCH_SECONDS label="$name-$r" prefix out rc=0
-        ((r == 0)) && { ((BENCH_WARMUP > 0)) || continue; secs=$BENCH_WARMUP; label="$name-warmup"; }
-        prefix=$BENCH_DIR/txlog/$label
-        out=$LOGS/pgbench-$label.log
-        rm -f "$prefix".*
-        wait_idle
-        as_pg timeout --signal=INT --kill-after=30 $((secs + 60)) \
-            "$PGBIN/pgbench" -h "$SOCK" -p "$PORT" -U postgres -n -M prepared \
-            -c "$clients" -j "$clients" -T "$secs" -l --log-prefix="$prefix" \
-            "${args[@]}" "$DB" >"$out" 2>&1 || rc=$?
-        ((rc == 0)) || die "pgbench $label failed (exit $rc): see $out"
-        check_no_syncwf_leftovers
-        if ((r == 0)); then rm -f "$prefix".*; continue; fi
-        # client transaction_no latency_us script_no ...; a failed
-        # transaction has no latency and fails the round
+        if ((r == 0)); then
+            ((BENCH_WARMUP > 0)) || continue
+            pgbench_txlog "$name-warmup" "$BENCH_WARMUP" "$clients" "$clients" "${args[@]}"
+            rm -f "$TXLOG"
+            continue
+        fi
+        pgbench_txlog "$name-$r" "$BENCH_SECONDS" "$clients" "$clients" "${args[@]}"
         local line
-        line=$(cat "$prefix".* | awk -v n="$n" '
-            $3 !~ /^[0-9]+$/ { bad++; next }
-            { sum[$4] += $3; cnt[$4]++ }
+        line=$(awk -v n="$n" '{ sum[$1] += $2; cnt[$1]++ }
             END {
-                if (bad) { print "failed " bad; exit }
                 for (i = 0; i < n; i++) {
                     if (!cnt[i]) { print "missing " i; exit }
                     printf "%.3f %d ", sum[i] / cnt[i], cnt[i]
                 }
                 print ""
-            }')
-        rm -f "$prefix".*
-        [[ $line == failed* || $line == missing* ]] && die "pgbench $label: $line (see $out)"
+            }' "$TXLOG")
+        rm -f "$TXLOG"
+        [[ $line == missing* ]] && die "pgbench $name-$r: $line (see $LOGS/pgbench-$name-$r.log)"
         local -a f=($line)
         for ((i = 0; i < n; i++)); do
             means[${labels[$i]}]+="${f[$((2 * i))]} "
@@ -1064,10 +1082,8 @@ compare_mixed() {
     done
     for i in "${!labels[@]}"; do
         local -a A=(${ratios[${labels[$i]}]}) M=(${means[${labels[$i]}]})
-        COST[${labels[$i]}]=$(printf '%s\n' "${A[@]}" | sort -g | awk '{a[NR] = $1}
-            END { printf "%.2f\n", (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }')
-        MIX_US[${labels[$i]}]=$(printf '%s\n' "${M[@]}" | sort -g | awk '{a[NR] = $1}
-            END { printf "%.1f\n", (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }')
+        COST[${labels[$i]}]=$(median_fmt '%.2f' "${A[@]}")
+        MIX_US[${labels[$i]}]=$(median_fmt '%.1f' "${M[@]}")
         ROUND_ROWS+=("| $name | ${labels[$i]} (mean latency, us) | $(IFS='|'; echo "${M[*]}" | sed 's/|/ \/ /g') | ${MIX_US[${labels[$i]}]} | cost ratios $(IFS='|'; echo "${A[*]}" | sed 's/|/ \/ /g') |")
     done
 }
@@ -1155,42 +1171,32 @@ if want 12 && [[ $BENCH_SKIP_SYNCWF != 1 ]]; then
     log "comparison 12: slot utilisation of one semaphore of 8 slots, $QUEUE_CLIENTS clients holding 5 slots (1 in 4) or 1 slot for 10 ms, strict vs best-effort queueing, $BENCH_ROUNDS rounds of ${BENCH_SECONDS}s each"
     q "INSERT INTO sync_limit (name, sizelimit, queueing) VALUES ('benchq/pool', 8, 'strict')" >/dev/null
     declare -A QU=() QBIG=()
+    QARGS=(-f "$ROOT/bench/queueing_big.sql@1" -f "$ROOT/bench/queueing_small.sql@3")
     for ((r = 0; r <= BENCH_ROUNDS; r++)); do
         for mode in strict best_effort; do
-            secs=$BENCH_SECONDS label="12-$mode-$r"
-            if ((r == 0)); then ((BENCH_WARMUP > 0)) || continue; secs=$BENCH_WARMUP; label="12-$mode-warmup"; fi
             q "UPDATE sync_limit SET queueing = '$mode' WHERE name = 'benchq/pool'" >/dev/null
-            prefix=$BENCH_DIR/txlog/$label
-            out=$LOGS/pgbench-$label.log
-            mkdir -p "$BENCH_DIR/txlog"
-            is_root && chown "$OS_USER:" "$BENCH_DIR/txlog"
-            rm -f "$prefix".*
-            wait_idle
-            rc=0
-            as_pg timeout --signal=INT --kill-after=30 $((secs + 60)) \
-                "$PGBIN/pgbench" -h "$SOCK" -p "$PORT" -U postgres -n -M prepared \
-                -c "$QUEUE_CLIENTS" -j "$THREADS" -T "$secs" -l --log-prefix="$prefix" \
-                -f "$ROOT/bench/queueing_big.sql@1" -f "$ROOT/bench/queueing_small.sql@3" \
-                "$DB" >"$out" 2>&1 || rc=$?
-            ((rc == 0)) || die "pgbench $label failed (exit $rc): see $out"
-            check_no_syncwf_leftovers
-            if ((r == 0)); then rm -f "$prefix".*; continue; fi
+            if ((r == 0)); then
+                ((BENCH_WARMUP > 0)) || continue
+                pgbench_txlog "12-$mode-warmup" "$BENCH_WARMUP" "$QUEUE_CLIENTS" "$THREADS" "${QARGS[@]}"
+                rm -f "$TXLOG"
+                continue
+            fi
+            secs=$BENCH_SECONDS
+            pgbench_txlog "12-$mode-$r" "$secs" "$QUEUE_CLIENTS" "$THREADS" "${QARGS[@]}"
             # slot-seconds held: each transaction holds its slots from the
             # acquire's return to the release, about its latency minus the
             # acquire's wait; the wait is not logged per statement, so the
             # hold is taken as the 10 ms sleep plus one round trip, the
             # same for both modes (a lower bound of the true utilisation)
-            cat "$prefix".* | awk '$3 !~ /^[0-9]+$/ { print "failed"; next } { print $4, $3 }' >"$prefix-lat"
-            grep -q failed "$prefix-lat" && die "pgbench $label: failed transactions (see $out)"
-            n_big=$(awk '$1 == 0' "$prefix-lat" | wc -l)
-            n_small=$(awk '$1 == 1' "$prefix-lat" | wc -l)
+            n_big=$(awk '$1 == 0' "$TXLOG" | wc -l)
+            n_small=$(awk '$1 == 1' "$TXLOG" | wc -l)
             pct() {  # pct SCRIPT FRACTION: that percentile of its latencies, ms
-                awk -v s="$1" '$1 == s {print $2}' "$prefix-lat" | sort -n |
+                awk -v s="$1" '$1 == s {print $2}' "$TXLOG" | sort -n |
                     awk -v f="$2" '{a[NR] = $1} END {i = int(NR * f); if (i < 1) i = 1; if (i > NR) i = NR; printf "%.1f\n", a[i] / 1000}'
             }
             big_p99=$(pct 0 0.99); big_max=$(pct 0 1); small_p99=$(pct 1 0.99)
             util=$(awk -v b="$n_big" -v s="$n_small" -v secs="$secs" 'BEGIN {printf "%.3f\n", (b * 5 + s) * 0.0102 / (8 * secs)}')
-            rm -f "$prefix".* "$prefix-lat"
+            rm -f "$TXLOG"
             QU[$mode]+="$util "
             QBIG[$mode]+="$big_max "
             log "12 round $r, $mode: utilisation $util; big: $n_big done, p99 ${big_p99} ms, max ${big_max} ms; small: $n_small done, p99 ${small_p99} ms"
@@ -1198,8 +1204,8 @@ if want 12 && [[ $BENCH_SKIP_SYNCWF != 1 ]]; then
         done
     done
     q "DELETE FROM sync_limit WHERE name = 'benchq/pool'" >/dev/null
-    U_STRICT=$(printf '%s\n' ${QU[strict]} | sort -g | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}')
-    U_BE=$(printf '%s\n' ${QU[best_effort]} | sort -g | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}')
+    U_STRICT=$(median_fmt '%.3f' ${QU[strict]})
+    U_BE=$(median_fmt '%.3f' ${QU[best_effort]})
     BIG_MAX_STRICT=$(printf '%s\n' ${QBIG[strict]} | sort -g | tail -1)
     BIG_MAX_BE=$(printf '%s\n' ${QBIG[best_effort]} | sort -g | tail -1)
     add_summary "12. best-effort queueing" "median slot utilisation, best-effort / strict ($U_BE / $U_STRICT), mixed 5-slot and 1-slot holds of 10 ms on 8 slots" \
