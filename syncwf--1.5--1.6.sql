@@ -51,3 +51,39 @@ CREATE VIEW sync_waiters AS
 COMMENT ON VIEW sync_waiters IS 'One row per queue entry of the current database, in queue order; entries of inactive controllers (active = false, no position) are passed over';
 
 GRANT SELECT ON sync_holders, sync_waiters TO PUBLIC;
+
+-- Per-lock statistics: grants, waits and how they ended, wait times from a
+-- histogram, holds, the longest queue (src/stats.c).
+CREATE FUNCTION sync_lock_stats_rows(OUT lock_name text,
+                                     OUT grants_immediate bigint,
+                                     OUT grants_waited bigint,
+                                     OUT timeouts bigint, OUT cancels bigint,
+                                     OUT wait_count bigint,
+                                     OUT wait_total interval,
+                                     OUT wait_p50 interval, OUT wait_p99 interval,
+                                     OUT wait_max interval,
+                                     OUT hold_count bigint,
+                                     OUT hold_total interval,
+                                     OUT max_queue integer,
+                                     OUT stats_reset timestamptz)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'sync_lock_stats_rows'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+CREATE VIEW sync_lock_stats AS
+    SELECT lock_name, grants_immediate, grants_waited, timeouts, cancels,
+           wait_count, wait_total, wait_p50, wait_p99, wait_max,
+           hold_count, hold_total, max_queue, stats_reset
+      FROM sync_lock_stats_rows();
+COMMENT ON VIEW sync_lock_stats IS 'Per-lock statistics of the current database since the last reset: one row per lock, per namespace (''<kind>/<namespace>/*'') for locks beyond syncwf.stats_max_locks, ''*'' beyond that';
+GRANT SELECT ON sync_lock_stats TO PUBLIC;
+
+CREATE FUNCTION sync_stats_reset(lock_name text DEFAULT NULL)
+RETURNS timestamptz
+AS 'MODULE_PATHNAME', 'sync_stats_reset_sql'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION sync_stats_reset(text) IS 'Reset the statistics of one row of sync_lock_stats, or of all rows of the current database (NULL)';
+
+-- Administration only; the function checks it too.
+REVOKE EXECUTE ON FUNCTION sync_stats_reset(text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION sync_stats_reset(text) TO syncwf_admin;

@@ -17,7 +17,7 @@
 # that file comes from this run.
 #
 # Environment:
-#   BENCH_ONLY         comparisons to run: "all" (default), "engine" (1-4, 10-12),
+#   BENCH_ONLY         comparisons to run: "all" (default), "engine" (1-4, 10-13),
 #                      "keyed" (5-7), "launch" (8-9) or numbers, e.g. "5 7"
 #                      or "1,5"; the others are reported as not run.  A
 #                      partial run writes its report to
@@ -80,17 +80,17 @@ die() { printf '[bench] ERROR: %s\n' "$*" >&2; exit 1; }
 RUN=" "
 for w in ${BENCH_ONLY//,/ }; do
     case $w in
-    all) RUN+="1 2 3 4 5 6 7 8 9 10 11 12 " ;;
-    engine) RUN+="1 2 3 4 10 11 12 " ;;
+    all) RUN+="1 2 3 4 5 6 7 8 9 10 11 12 13 " ;;
+    engine) RUN+="1 2 3 4 10 11 12 13 " ;;
     keyed) RUN+="5 6 7 " ;;
     launch) RUN+="8 9 " ;;
-    [1-9] | 1[012]) RUN+="$w " ;;
-    *) die "BENCH_ONLY: unknown word '$w' (use all, engine, keyed, launch or numbers 1-12)" ;;
+    [1-9] | 1[0-3]) RUN+="$w " ;;
+    *) die "BENCH_ONLY: unknown word '$w' (use all, engine, keyed, launch or numbers 1-13)" ;;
     esac
 done
 want() { [[ $RUN == *" $1 "* ]]; }
 PARTIAL=0
-for n in 1 2 3 4 5 6 7 8 9 10 11 12; do want "$n" || PARTIAL=1; done
+for n in 1 2 3 4 5 6 7 8 9 10 11 12 13; do want "$n" || PARTIAL=1; done
 [[ $RUN == " " ]] && die "BENCH_ONLY selects no comparison"
 
 if [[ $BENCH_SKIP_SYNCWF == 1 || $PARTIAL == 1 ]]; then
@@ -1216,6 +1216,18 @@ else
     add_summary "12. best-effort queueing" "median slot utilisation, best-effort / strict" "n/a" ">=" 1.0
 fi
 
+# --- 13. the cost of per-lock statistics -----------------------------------------
+
+if want 13 && [[ $BENCH_SKIP_SYNCWF != 1 ]]; then
+    log "comparison 13: workload 1 with per-lock statistics counted and not, mixed in one pgbench run, $(nproc) clients, $BENCH_ROUNDS rounds of ${BENCH_SECONDS}s each"
+    compare_mixed "13-counting" uncounted "$ROOT/bench/syncwf_uncounted.sql" \
+        counted "$ROOT/bench/syncwf_counted.sql"
+    add_summary "13. counting statistics" "median over rounds of mean latency counted / uncounted in the same pgbench run (${MIX_US[counted]} / ${MIX_US[uncounted]} us), workload 1: sync_lock_stats costs at most 1.05 x" \
+        "${COST[counted]}" "<=" 1.05
+else
+    add_summary "13. counting statistics" "median over rounds of mean latency counted / uncounted, workload 1" "n/a" "<=" 1.05
+fi
+
 # --- server log sanity ------------------------------------------------------------
 
 if grep -qE 'PANIC|TRAP:|terminated by signal|was terminated|server process .* exited with exit code [^0]' "$BENCH_DIR/server.log"; then
@@ -1267,11 +1279,12 @@ capacity model costs: weighted slots, shared mutex holds and limits from a
 pattern row, against the plain acquire of comparison 1; comparison 11 how
 late a rate-limited semaphore grants after each token's due time; comparison 12
 how much of a semaphore best-effort queueing keeps busy that a strict queue
-leaves idle. Within a comparison the contenders
+leaves idle; comparison 13 what counting per-lock statistics costs the
+acquire of comparison 1. Within a comparison the contenders
 are interleaved (syncwf, advisory, syncwf, advisory, ...), after an unrecorded
 warm-up of ${BENCH_WARMUP} s each, so that machine noise hits all of them; each
-contender's figure is the median of its rounds (comparison 10 mixes its
-contenders within each run instead: see there). One pgbench transaction is one
+contender's figure is the median of its rounds (comparisons 10 and 13 mix
+their contenders within each run instead: see there). One pgbench transaction is one
 acquire (or request) plus one release, each its own statement (and its own
 implicit transaction) unless said otherwise.
 
@@ -1547,12 +1560,22 @@ implicit transaction) unless said otherwise.
    information, the longest transaction of a 5-slot request (its wait,
    hold and release) in each mode shows what the passes cost the request
    they pass, within the bound.
+13. **Counting statistics**: workload 1 (random semaphores of limit 1,
+   cached) with \`syncwf.track_stats\` on and off, the two contenders mixed
+   in one pgbench run as in comparison 10, one client per CPU,
+   $BENCH_ROUNDS rounds of ${BENCH_SECONDS} s. Each acquire statement also
+   calls \`set_config('syncwf.track_stats', ...)\` (on or off), so that both
+   pay for it alike. With the default \`syncwf.stats_max_locks\` (1,000)
+   most of the $NAMES names count in the one namespace row
+   \`sem/bench/*\`: the atomic additions of every client meet on one row,
+   the costly case. Target: counted at most 1.05 x uncounted.
+   Scripts: bench/syncwf_counted.sql, bench/syncwf_uncounted.sql.
 
 ## How to reproduce
 
 \`\`\`
 make bench                    # BENCH_SECONDS=N to change the length of each run
-BENCH_ONLY=keyed make bench   # only comparisons 5-7 (engine: 1-4 and 10-12, launch: 8-9,
+BENCH_ONLY=keyed make bench   # only comparisons 5-7 (engine: 1-4 and 10-13, launch: 8-9,
                               # or numbers, e.g. BENCH_ONLY="1 5"); a partial
                               # run writes .bench/benchmarks.md
 SYNCWF_NO_BUILD=1 make bench  # benchmark the syncwf already installed

@@ -29,6 +29,10 @@ SELECT name, sizelimit FROM sync_limit ORDER BY name;
 SELECT count(*) AS locks FROM sync_locks;
 SELECT count(*) AS holders FROM sync_holders;
 SELECT count(*) AS waiters FROM sync_waiters;
+SELECT count(*) >= 0 AS reads_stats FROM sync_lock_stats;
+-- may not reset statistics, nor stop counting them
+CALL regress_util.expect_error($$SELECT sync_stats_reset()$$);
+CALL regress_util.expect_error($$SET syncwf.track_stats = off$$);
 -- may not change limits
 CALL regress_util.expect_error($$INSERT INTO sync_limit VALUES ('priv/new', 1)$$);
 CALL regress_util.expect_error($$UPDATE sync_limit SET sizelimit = 5 WHERE name = 'priv/sem'$$);
@@ -53,6 +57,12 @@ SELECT sync_release('mtx/priv/a') AS released_again;
 RESET ROLE;
 -- holds belong to the session, not to the role that took them
 SELECT sync_release('mtx/priv/b') AS released_by_another_role;
+-- the function checks too: EXECUTE granted by hand is not enough
+GRANT EXECUTE ON FUNCTION sync_stats_reset(text) TO regress_syncwf_user;
+SET ROLE regress_syncwf_user;
+CALL regress_util.expect_error($$SELECT sync_stats_reset()$$);
+RESET ROLE;
+REVOKE EXECUTE ON FUNCTION sync_stats_reset(text) FROM regress_syncwf_user;
 SET ROLE regress_syncwf_user;
 SELECT sync_release_all() AS released;
 RESET ROLE;
@@ -72,6 +82,8 @@ CALL regress_util.expect_error($$SELECT sync_try_acquire('sem/priv/sem')$$);
 INSERT INTO sync_limit VALUES ('priv/sem', 1);
 SELECT sync_try_acquire('sem/priv/sem') > 0 AS granted;
 SELECT sync_release_all() AS released;
+-- may reset statistics
+SELECT sync_stats_reset('sem/priv/sem') IS NOT NULL AS stats_reset;
 -- membership gives the table privileges, not ownership
 CALL regress_util.expect_error($$ALTER TABLE sync_limit ADD COLUMN note text$$);
 RESET ROLE;

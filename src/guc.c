@@ -57,13 +57,19 @@ bool		sync_handoff_in_transaction = true;
  */
 int			sync_max_passes = 10;
 
+/* Whether grants, waits and holds are counted per lock (stats.c). */
+bool		sync_track_stats = true;
+
+/* Locks with a statistics row of their own (stats.c), over all databases. */
+int			sync_stats_max_locks = 1000;
+
 void
 sync_define_gucs(void)
 {
 	DefineCustomIntVariable("syncwf.max_locks",
 							"Maximum number of distinct syncwf locks that can be live at once.",
 							"A lock is live while it has a holder or a waiter. "
-							"Each costs about 449 bytes of shared memory.",
+							"Each costs about 457 bytes of shared memory.",
 							&sync_max_locks,
 							110000,
 							16,
@@ -154,6 +160,26 @@ sync_define_gucs(void)
 							10,
 							0, 1000000,
 							PGC_SIGHUP,
+							0,
+							NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("syncwf.track_stats",
+							 "Whether syncwf counts grants, waits and holds per lock for the view sync_lock_stats.",
+							 "Off stops counting; the rows counted so far stay.",
+							 &sync_track_stats,
+							 true,
+							 PGC_SUSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomIntVariable("syncwf.stats_max_locks",
+							"Maximum number of locks with a row of their own in sync_lock_stats.",
+							"Locks beyond it are counted in their namespace's row. "
+							"Each row costs about 1.7 kB of shared memory.",
+							&sync_stats_max_locks,
+							1000,
+							0, 1000000,
+							PGC_POSTMASTER,
 							0,
 							NULL, NULL, NULL);
 

@@ -18,6 +18,8 @@ extern int	sync_inactive_controller_timeout;
 extern bool sync_worker_enabled;
 extern bool sync_handoff_in_transaction;
 extern int	sync_max_passes;
+extern bool sync_track_stats;
+extern int	sync_stats_max_locks;
 
 extern void sync_define_gucs(void);
 extern bool sync_keyed_database(void);

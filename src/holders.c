@@ -495,13 +495,7 @@ sync_keyed_purge(SyncKeyedFilter filter, void *arg)
 				if (e->state == SYNC_ENTRY_HELD)
 					sync_holder_unlink(e);
 				else
-				{
-					dlist_delete_thoroughly(&e->lock_link);
-					if (e->state == SYNC_ENTRY_PENDING)
-						lock->nwaiting--;
-					else
-						lock->ndormant--;
-				}
+					sync_waiter_unlink(e, SYNC_WAIT_CANCEL);
 				sync_entry_free(e);
 				n++;
 			}

@@ -184,7 +184,7 @@ sync_holds_at_abort(void)
 {
 	if (waiting_entry != NULL)
 	{
-		sync_withdraw_request(waiting_entry);
+		sync_withdraw_request(waiting_entry, SYNC_WAIT_CANCEL);
 		waiting_entry = NULL;
 	}
 }
@@ -221,7 +221,7 @@ sync_backend_exit(int code, Datum arg)
 
 	if (waiting_entry != NULL)
 	{
-		sync_withdraw_request(waiting_entry);
+		sync_withdraw_request(waiting_entry, SYNC_WAIT_CANCEL);
 		waiting_entry = NULL;
 	}
 	sync_release_matching(filter_all, InvalidSubTransactionId);
@@ -349,7 +349,7 @@ sync_wait_loop(SyncEntry *first, char **names, int nnames, int64 timeout_us)
 		if (sync_request_unfit(first, &unfit))
 		{
 			waiting_entry = NULL;
-			sync_withdraw_request(first);
+			sync_withdraw_request(first, SYNC_WAIT_CANCEL);
 			sync_report_unfit(&unfit);
 		}
 
@@ -360,7 +360,7 @@ sync_wait_loop(SyncEntry *first, char **names, int nnames, int64 timeout_us)
 			if (now >= deadline)
 			{
 				waiting_entry = NULL;
-				sync_withdraw_request(first);
+				sync_withdraw_request(first, SYNC_WAIT_TIMEOUT);
 				sync_report_timeout(names, nnames, timeout_us);
 			}
 			/* round up, so that we never wake before the deadline */
@@ -472,7 +472,7 @@ sync_wait_for_grant(AcquireRequest *req, SyncEntry *first, int64 timeout_us)
 		if (waiting_entry != NULL)
 		{
 			waiting_entry = NULL;
-			sync_withdraw_request(first);
+			sync_withdraw_request(first, SYNC_WAIT_CANCEL);
 		}
 		/* the withdrawal freed the shared entries */
 		memset(req->entries, 0, sizeof(SyncEntry *) * req->nnames);
@@ -608,7 +608,7 @@ sync_acquire_locks(char **names, int nnames, int32 priority, int32 slots,
 		/* a try never queues and never jumps a queue */
 		granted = sync_request_grantable(first, true);
 		if (granted)
-			sync_request_grant(first, false);
+			sync_request_grant(first, SYNC_GRANT_AT_ONCE);
 		else
 			sync_unbind_request(&req);
 	}
@@ -623,7 +623,7 @@ sync_acquire_locks(char **names, int nnames, int32 priority, int32 slots,
 		} while (e != first);
 		granted = sync_request_grantable(first, true);
 		if (granted)
-			sync_request_grant(first, false);
+			sync_request_grant(first, SYNC_GRANT_AT_ONCE);
 		else if (sync_refuse_over_cap(&req, first, &full))
 		{
 			/* it would have made a capped queue longer */

@@ -348,7 +348,8 @@ sync_keyed_place(SyncKeyedRequest *kr, AcquireRequest *req, SyncEntry *first,
 	{
 		SyncEntry  *e = first;
 
-		sync_request_grant(first, kr->mode == SYNC_KEYED_FORCE);
+		sync_request_grant(first, kr->mode == SYNC_KEYED_FORCE ?
+						   SYNC_GRANT_FORCED : SYNC_GRANT_AT_ONCE);
 		/* its own row will say so */
 		do
 		{

@@ -537,7 +537,7 @@ sync_apply_release(KeyedOp *op)
 									op->at);
 		}
 		else
-			sync_withdraw_request(e);	/* the whole pending request */
+			sync_withdraw_request(e, SYNC_WAIT_CANCEL);	/* the whole pending request */
 	}
 	LWLockRelease(sync_holders_lock());
 	if (op->next != NULL && !handed)
@@ -809,7 +809,7 @@ sync_undo_provisional(Provisional *prov)
 
 		if (sync_keyed_entry_is(e, prov->request_id))
 		{
-			sync_withdraw_request(e);	/* the whole request */
+			sync_withdraw_request(e, SYNC_WAIT_CANCEL);	/* the whole request */
 			break;
 		}
 	}

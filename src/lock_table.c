@@ -36,7 +36,10 @@
  * state has its own block, sized and created by its own file (tokens.c,
  * outbox.c, controllers.c, holders.c); syncwf.c calls each in turn.
  *
- * Layer 1: calls only layer 0 (guc.c).
+ * Each lock points to its row of statistics (stats.c) from its first count
+ * until it leaves the hash.
+ *
+ * Layer 1: calls only layer 0 (guc.c, stats.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -51,6 +54,7 @@
 #include "compat.h"
 #include "guc.h"
 #include "lock_table.h"
+#include "stats.h"
 
 SyncShmem  *sync_shmem = NULL;
 static SyncEntry *SyncEntries = NULL;
@@ -266,6 +270,7 @@ sync_lock_remove(SyncLock *lock)
 		dlist_delete_thoroughly(&lock->list_link);
 	if (!dlist_node_is_detached(&lock->idle_link))
 		dlist_delete_thoroughly(&lock->idle_link);
+	sync_stats_detach(lock->stats);
 	hash_search_with_hash_value(SyncLockHash, &lock->tag, lock->hashcode,
 								HASH_REMOVE, NULL);
 	pg_atomic_fetch_sub_u32(&sync_shmem->nlocks, 1);
@@ -453,7 +458,20 @@ sync_lock_create(const SyncLockTag *tag, uint32 hashcode, bool *found)
 	dlist_init(&lock->holders);
 	dlist_init(&lock->waiters);
 	dlist_init(&lock->dormant);
+	lock->stats = NULL;			/* attached at its first count */
 	return lock;
+}
+
+/*
+ * Attach a lock to its row of sync_lock_stats (stats.c), which it keeps
+ * until sync_lock_remove().  Caller holds its partition exclusively.
+ */
+void
+sync_lock_attach_stats(SyncLock *lock)
+{
+	Assert(sync_partition_held(lock->hashcode, true));
+	if (lock->stats == NULL)
+		lock->stats = sync_stats_attach(lock->tag.dbid, lock->tag.name);
 }
 
 /*

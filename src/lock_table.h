@@ -18,7 +18,9 @@
 #include "storage/spin.h"
 #include "utils/hsearch.h"
 
+#include "guc.h"
 #include "names.h"
+#include "stats.h"
 
 #define SYNC_PARTITIONS_TRANCHE	"syncwf partitions"
 
@@ -109,6 +111,9 @@ typedef struct SyncLock
 	dlist_head	waiters;		/* SyncEntry, in queue order */
 	dlist_head	dormant;		/* pending entries of inactive controllers,
 								 * in queue order */
+	SyncStats  *stats;			/* its row of sync_lock_stats (stats.c),
+								 * from the first count until it leaves the
+								 * table; NULL before */
 } SyncLock;
 
 /*
@@ -255,6 +260,22 @@ extern int	sync_entries_free(void);
 extern void sync_lock_partitions(uint32 partmask, LWLockMode mode);
 extern void sync_unlock_partitions(uint32 partmask);
 extern HTAB *sync_lock_hash(void);
+extern void sync_lock_attach_stats(SyncLock *lock);
+
+/*
+ * The row of sync_lock_stats that 'lock' counts in, attaching it at its
+ * first count; NULL while syncwf.track_stats is off.  Caller holds the
+ * lock's partition exclusively.
+ */
+static inline SyncStats *
+sync_lock_stats(SyncLock *lock)
+{
+	if (!sync_track_stats)
+		return NULL;
+	if (unlikely(lock->stats == NULL))
+		sync_lock_attach_stats(lock);
+	return lock->stats;
+}
 
 /*
  * Visit every live lock (one that is not a cached semaphore: it has a

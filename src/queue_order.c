@@ -12,18 +12,21 @@
  * Locking: every function here runs under the partition lock of the lock
  * whose lists it touches (lock_table.c).
  *
- * Layer 2: calls layers 0 and 1 (lock_table.c).
+ * Layer 2: calls layers 0 and 1 (stats.c, lock_table.c).
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
+
+#include "utils/timestamp.h"
 
 #include "compat.h"
 #include "queue_order.h"
 
 /*
  * Link a granted entry into its lock's holders, or take one out, keeping
- * the counts.  Caller holds the partition exclusively.
+ * the counts (taking one out ends a hold, for the statistics).  Caller
+ * holds the partition exclusively.
  */
 void
 sync_holder_link(SyncLock *lock, SyncEntry *e)
@@ -45,6 +48,28 @@ sync_holder_unlink(SyncEntry *e)
 	dlist_delete_thoroughly(&e->lock_link);
 	lock->nheld--;
 	lock->slots_held -= sync_entry_weight(e);
+	sync_stats_hold_ended(sync_lock_stats(lock), e->since, GetCurrentTimestamp());
+}
+
+/*
+ * Take a pending or dormant entry out of its lock's queue or dormant list
+ * without a grant: its wait ended as 'how' says (for the statistics).
+ * Caller holds the partition exclusively.
+ */
+void
+sync_waiter_unlink(SyncEntry *e, SyncWaitEnd how)
+{
+	SyncLock   *lock = e->lock;
+
+	Assert(sync_partition_held(lock->hashcode, true));
+	Assert(e->state == SYNC_ENTRY_PENDING || e->state == SYNC_ENTRY_DORMANT);
+	dlist_delete_thoroughly(&e->lock_link);
+	if (e->state == SYNC_ENTRY_PENDING)
+		lock->nwaiting--;
+	else
+		lock->ndormant--;
+	sync_stats_wait_ended(sync_lock_stats(lock), how, e->since,
+						  GetCurrentTimestamp());
 }
 
 /*

@@ -18,5 +18,6 @@ extern SyncEntry *sync_queue_over_cap(SyncEntry *first);
 extern void sync_queue_unlink(SyncEntry *first);
 extern void sync_holder_link(SyncLock *lock, SyncEntry *e);
 extern void sync_holder_unlink(SyncEntry *e);
+extern void sync_waiter_unlink(SyncEntry *e, SyncWaitEnd how);
 
 #endif							/* SYNC_QUEUE_ORDER_H */

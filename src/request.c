@@ -381,13 +381,14 @@ sync_report_queue_full(const SyncQueueFull *full)
 }
 
 /*
- * Withdraw a whole request: pending entries leave their queues, entries that
- * were granted in a race with the error are released.  The queues it leaves
+ * Withdraw a whole request: pending entries leave their queues (their wait
+ * ended as 'how' says), entries that were granted in a race with the error
+ * are released.  The queues it leaves
  * get a grant pass.  A keyed request's caller holds holders_lock
  * exclusively (holders.c), which freeing a keyed entry needs.
  */
 void
-sync_withdraw_request(SyncEntry *first)
+sync_withdraw_request(SyncEntry *first, SyncWaitEnd how)
 {
 	SyncLock   *locks[SYNC_MAX_REQUEST_LOCKS];
 	int			nlocks = 0;
@@ -404,16 +405,7 @@ sync_withdraw_request(SyncEntry *first)
 		if (e->state == SYNC_ENTRY_HELD)
 			sync_holder_unlink(e);
 		else
-		{
-			dlist_delete_thoroughly(&e->lock_link);
-			if (e->state == SYNC_ENTRY_PENDING)
-				lock->nwaiting--;
-			else
-			{
-				Assert(e->state == SYNC_ENTRY_DORMANT);
-				lock->ndormant--;
-			}
-		}
+			sync_waiter_unlink(e, how);
 		locks[nlocks++] = lock;
 		sync_entry_free(e);		/* a keyed entry leaves its holder too */
 		e = next;

@@ -43,7 +43,7 @@ typedef struct AcquireRequest
 extern void sync_request_init(AcquireRequest *req, char **names, int nnames,
 							  int32 slots, bool shared);
 extern void sync_discard_request(AcquireRequest *req);
-extern void sync_withdraw_request(SyncEntry *first);
+extern void sync_withdraw_request(SyncEntry *first, SyncWaitEnd how);
 extern void sync_reserve_entries(AcquireRequest *req);
 extern void sync_read_limits(AcquireRequest *req);
 extern bool sync_limits_missing(AcquireRequest *req);

@@ -3,7 +3,8 @@
  * sql_views.c
  *		The set-returning functions behind the monitoring views sync_locks,
  *		sync_holders and sync_waiters: each passes the entry guard, takes
- *		a copy from status.c and forms the rows.
+ *		a copy from status.c and forms the rows; the view sync_lock_stats
+ *		and sync_stats_reset(), over stats.c.
  *
  * Layer 13 (entry points): calls layers 0-12.
  *
@@ -13,11 +14,14 @@
 
 #include "fmgr.h"
 #include "funcapi.h"
+#include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 
 #include "lock_table.h"
+#include "names.h"
 #include "sql_common.h"
+#include "stats.h"
 #include "status.h"
 
 static const char *
@@ -121,3 +125,67 @@ sync_entry_status(PG_FUNCTION_ARGS)
 	return (Datum) 0;
 }
 
+
+/* Microseconds as an interval (NULL below 0: nothing measured yet). */
+static Datum
+sync_interval_datum(int64 us, bool *isnull)
+{
+	Interval   *iv = palloc0(sizeof(Interval));
+
+	*isnull = (us < 0);
+	iv->time = us;
+	return IntervalPGetDatum(iv);
+}
+
+PG_FUNCTION_INFO_V1(sync_lock_stats_rows);
+Datum
+sync_lock_stats_rows(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	SyncStatsRow *rows;
+	int			nrows;
+
+	sync_enter(0, NULL);
+	InitMaterializedSRF(fcinfo, 0);
+	nrows = sync_stats_snapshot(MyDatabaseId, &rows);
+	for (int i = 0; i < nrows; i++)
+	{
+		SyncStatsRow *row = &rows[i];
+		Datum		values[14];
+		bool		nulls[14] = {false};
+
+		values[0] = CStringGetTextDatum(row->name);
+		values[1] = Int64GetDatum(row->grants_immediate);
+		values[2] = Int64GetDatum(row->grants_waited);
+		values[3] = Int64GetDatum(row->timeouts);
+		values[4] = Int64GetDatum(row->cancels);
+		values[5] = Int64GetDatum(row->wait_count);
+		values[6] = sync_interval_datum(row->wait_total_us, &nulls[6]);
+		values[7] = sync_interval_datum(row->wait_p50_us, &nulls[7]);
+		values[8] = sync_interval_datum(row->wait_p99_us, &nulls[8]);
+		values[9] = sync_interval_datum(row->wait_count > 0 ? row->wait_max_us : -1,
+										&nulls[9]);
+		values[10] = Int64GetDatum(row->hold_count);
+		values[11] = sync_interval_datum(row->hold_total_us, &nulls[11]);
+		values[12] = Int32GetDatum(row->max_queue);
+		values[13] = TimestampTzGetDatum(row->reset_at);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
+}
+
+PG_FUNCTION_INFO_V1(sync_stats_reset_sql);
+Datum
+sync_stats_reset_sql(PG_FUNCTION_ARGS)
+{
+	char	   *name = NULL;
+
+	sync_enter(0, "reset syncwf statistics");
+	if (!PG_ARGISNULL(0))
+	{
+		name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+		if (strcmp(name, "*") != 0)
+			(void) sync_parse_lock_name(name);	/* 22023 if invalid */
+	}
+	PG_RETURN_TIMESTAMPTZ(sync_stats_reset(MyDatabaseId, name));
+}

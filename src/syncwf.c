@@ -37,6 +37,7 @@
 #include "sem_limits.h"
 #include "lock_table.h"
 #include "outbox.h"
+#include "stats.h"
 #include "tokens.h"
 #include "wakeups.h"
 
@@ -63,6 +64,7 @@ syncwf_shmem_request(void)
 	size = add_size(size, sync_controllers_shmem_size());
 	size = add_size(size, sync_holders_shmem_size());
 	size = add_size(size, sync_wakeups_shmem_size());
+	size = add_size(size, sync_stats_shmem_size(sync_stats_max_locks));
 	RequestAddinShmemSpace(size);
 
 	sync_lock_table_shmem_request();
@@ -70,6 +72,7 @@ syncwf_shmem_request(void)
 	sync_outbox_shmem_request();
 	sync_controllers_shmem_request();
 	sync_holders_shmem_request();
+	sync_stats_shmem_request();
 }
 
 /* shmem_startup_hook: create or attach to every module's structures. */
@@ -86,6 +89,7 @@ syncwf_shmem_startup(void)
 	sync_controllers_shmem_init();
 	sync_holders_shmem_init();
 	sync_wakeups_shmem_init();
+	sync_stats_shmem_init(sync_stats_max_locks);
 	LWLockRelease(AddinShmemInitLock);
 }
 

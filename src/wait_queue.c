@@ -74,12 +74,13 @@ sync_queue_set_grant_hook(SyncGrantHook hook)
  * Grant every entry of the request: move each from its queue (if queued) to
  * its lock's holders, give it a fencing token, and wake the owner.  Caller
  * holds the partitions of every lock of the request exclusively and has
- * checked sync_request_grantable(), unless the grant is 'forced': a keyed
- * request granted whatever the limit and the queue (SYNC_KEYED_FORCE), whose
- * entries are not queued.
+ * checked sync_request_grantable(), unless the grant is SYNC_GRANT_FORCED:
+ * a keyed request granted whatever the limit and the queue
+ * (SYNC_KEYED_FORCE), whose entries are not queued.  'how' also says
+ * whether the request waited, for the statistics (stats.c).
  */
 void
-sync_request_grant(SyncEntry *entry, bool forced)
+sync_request_grant(SyncEntry *entry, SyncGrantHow how)
 {
 	TimestampTz now = GetCurrentTimestamp();
 	SyncEntry  *e = entry;
@@ -89,7 +90,7 @@ sync_request_grant(SyncEntry *entry, bool forced)
 	{
 		Assert(sync_partition_held(e->lock->hashcode, true));
 		Assert(e->state == entry->state);
-		Assert(forced ? e->state == SYNC_ENTRY_FREE :
+		Assert(how == SYNC_GRANT_FORCED ? e->state == SYNC_ENTRY_FREE :
 			   sync_entry_grantable_check(e));
 		e = e->next_in_request;
 	} while (e != entry);
@@ -108,6 +109,8 @@ sync_request_grant(SyncEntry *entry, bool forced)
 			lock->nwaiting--;
 		}
 		Assert(dlist_node_is_detached(&e->lock_link));
+		sync_stats_granted(sync_lock_stats(lock), how == SYNC_GRANT_WAITED,
+						   e->since, now);
 		e->state = SYNC_ENTRY_HELD;
 		e->token = sync_next_token();
 		e->since = now;
@@ -226,6 +229,7 @@ sync_queue_waiting(SyncEntry *first)
 	sync_queue_rate_check(first);
 	do
 	{
+		sync_stats_queued(sync_lock_stats(e->lock), e->lock->nwaiting);
 		if (e->lock->best_effort)
 		{
 			SyncEntry  *front = sync_queue_front(e->lock);
@@ -318,7 +322,7 @@ sync_grant_pass(SyncLock *lock)
 			sync_defer_request(front);
 			break;
 		}
-		sync_request_grant(front, false);
+		sync_request_grant(front, SYNC_GRANT_WAITED);
 		now = 0;				/* a rate's tokens are looked at after it */
 		/* each waiter passed over was passed once more */
 		if (be.npassed > 0 && --be.budget <= 0)
@@ -351,6 +355,7 @@ sync_waiting_to_held(SyncEntry *e, uint64 token, TimestampTz since)
 	else
 		lock->ndormant--;
 	dlist_delete_thoroughly(&e->lock_link);
+	sync_stats_granted(sync_lock_stats(lock), true, e->since, since);
 	e->state = SYNC_ENTRY_HELD;
 	e->token = token;
 	e->since = since;
@@ -557,7 +562,7 @@ sync_grant_deferred(void)
 		{
 			SyncEntry  *e = entry;
 
-			sync_request_grant(entry, false);
+			sync_request_grant(entry, SYNC_GRANT_WAITED);
 			/* slots may remain for the requests behind it */
 			do
 			{

@@ -13,7 +13,15 @@
 
 extern void sync_queue_waiting(SyncEntry *first);
 extern TimestampTz sync_rate_pass(TimestampTz now);
-extern void sync_request_grant(SyncEntry *entry, bool forced);
+/* How a request comes to be granted (counted in sync_lock_stats). */
+typedef enum SyncGrantHow
+{
+	SYNC_GRANT_AT_ONCE,			/* by its requester, as it arrives */
+	SYNC_GRANT_FORCED,			/* ... whatever the limit and the queue */
+	SYNC_GRANT_WAITED			/* after waiting in the queue */
+} SyncGrantHow;
+
+extern void sync_request_grant(SyncEntry *entry, SyncGrantHow how);
 extern void sync_grant_waiters(SyncLock *lock);
 extern bool sync_claim_grantable(SyncEntry *e);
 extern void sync_claim_grant(SyncEntry *e);

@@ -145,7 +145,8 @@ SELECT bag_eq(
                        ('sync_state_guard()'), ('sync_state_deleted()'), ('sync_state_claimed()'), ('sync_controller_changed()'),
                        ('sync_controller_stamp()'), ('sync_launch_plan_changed()'),
                        ('sync_execution_changed()'), ('sync_execution_finished()'),
-                       ('sync_launch_plan_metrics(interval)')$$,
+                       ('sync_launch_plan_metrics(interval)'), ('sync_lock_stats_rows()'),
+                       ('sync_stats_reset(text)')$$,
     'extension syncwf owns exactly the API functions, the monitoring SRFs and the trigger functions');
 
 -- Named-argument calls work with the documented names.

@@ -3,7 +3,7 @@
 -- checks accept and refuse), the monitoring views and their column types,
 -- and the syncwf_admin role.
 BEGIN;
-SELECT plan(87);
+SELECT plan(104);
 
 -- sync_limit ---------------------------------------------------------------
 SELECT has_table('sync_limit', 'table sync_limit exists');
@@ -91,6 +91,9 @@ SELECT throws_ok($$INSERT INTO sync_limit VALUES ('*', 1)$$,
 SELECT has_view('sync_locks', 'view sync_locks exists');
 SELECT has_view('sync_holders', 'view sync_holders exists');
 SELECT has_view('sync_waiters', 'view sync_waiters exists');
+SELECT has_view('sync_lock_stats', 'view sync_lock_stats exists');
+SELECT function_returns('sync_stats_reset', ARRAY['text'], 'timestamp with time zone',
+                        'sync_stats_reset(text) returns timestamptz');
 
 SELECT is(
     (SELECT array_agg(attname::text ORDER BY attnum) FROM pg_catalog.pg_attribute
@@ -112,6 +115,13 @@ SELECT is(
     ARRAY['lock_name', 'pid', 'scope', 'priority', 'position', 'request_size', 'waiting_since',
           'holder', 'controller', 'active', 'slots', 'mode', 'passes'],
     'sync_waiters columns are (lock_name, pid, scope, priority, position, request_size, waiting_since, holder, controller, active, slots, mode, passes)');
+SELECT is(
+    (SELECT array_agg(attname::text ORDER BY attnum) FROM pg_catalog.pg_attribute
+      WHERE attrelid = 'sync_lock_stats'::regclass AND attnum > 0 AND NOT attisdropped),
+    ARRAY['lock_name', 'grants_immediate', 'grants_waited', 'timeouts', 'cancels',
+          'wait_count', 'wait_total', 'wait_p50', 'wait_p99', 'wait_max',
+          'hold_count', 'hold_total', 'max_queue', 'stats_reset'],
+    'sync_lock_stats columns are (lock_name, grants_immediate, grants_waited, timeouts, cancels, wait_count, wait_total, wait_p50, wait_p99, wait_max, hold_count, hold_total, max_queue, stats_reset)');
 
 SELECT col_type_is(v, c, t, format('%s.%s is %s', v, c, t))
   FROM (VALUES
@@ -133,7 +143,21 @@ SELECT col_type_is(v, c, t, format('%s.%s is %s', v, c, t))
     ('sync_waiters', 'position',      'integer'),
     ('sync_waiters', 'request_size',  'integer'),
     ('sync_waiters', 'waiting_since', 'timestamp with time zone'),
-    ('sync_waiters', 'passes',        'integer')
+    ('sync_waiters', 'passes',        'integer'),
+    ('sync_lock_stats', 'lock_name',        'text'),
+    ('sync_lock_stats', 'grants_immediate', 'bigint'),
+    ('sync_lock_stats', 'grants_waited',    'bigint'),
+    ('sync_lock_stats', 'timeouts',         'bigint'),
+    ('sync_lock_stats', 'cancels',          'bigint'),
+    ('sync_lock_stats', 'wait_count',       'bigint'),
+    ('sync_lock_stats', 'wait_total',       'interval'),
+    ('sync_lock_stats', 'wait_p50',         'interval'),
+    ('sync_lock_stats', 'wait_p99',         'interval'),
+    ('sync_lock_stats', 'wait_max',         'interval'),
+    ('sync_lock_stats', 'hold_count',       'bigint'),
+    ('sync_lock_stats', 'hold_total',       'interval'),
+    ('sync_lock_stats', 'max_queue',        'integer'),
+    ('sync_lock_stats', 'stats_reset',      'timestamp with time zone')
   ) AS x(v, c, t);
 
 -- Role -----------------------------------------------------------------------

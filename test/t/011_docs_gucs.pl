@@ -9,7 +9,8 @@
 #  - for each one, the documented type, unit, range, default (compared with
 #    boot_val, the built-in default, after converting a default written with
 #    a unit to the parameter's unit) and "takes effect" (restart: context
-#    postmaster; reload: sighup; any session: user) match pg_settings.
+#    postmaster; reload: sighup; any session: user; superuser sessions:
+#    superuser) match pg_settings.
 use strict;
 use warnings FATAL => 'all';
 use utf8;
@@ -113,7 +114,8 @@ my %type_word = (integer => 'integer', string => 'string', boolean => 'bool',
 my %unit_word = (
 	milliseconds => 'ms', seconds => 's', minutes => 'min', hours => 'h', days => 'd',
 	bytes => 'B', kilobytes => 'kB', megabytes => 'MB', gigabytes => 'GB', terabytes => 'TB');
-my %effect_word = (restart => 'postmaster', reload => 'sighup', 'any session' => 'user');
+my %effect_word = (restart => 'postmaster', reload => 'sighup', 'any session' => 'user',
+	'superuser sessions' => 'superuser');
 # Size of each unit in the smallest of its kind, to convert a default
 # written with a unit ('5min', '8 MB') into the parameter's unit.
 my %unit_size = (
