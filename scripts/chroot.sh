@@ -5,13 +5,13 @@
 #
 # A chroot is built from Debian's own packages: debootstrap --variant=minbase
 # of the suite that carries the major (17: trixie, 18: sid), then Debian's
-# postgresql-N, -server-dev-N, -pgtap, -cron, pgbouncer and the Perl test
-# modules. It lives outside the clone, in $SYNCWF_CACHE (default
-# /var/cache/syncwf), as pgN-SUITE/, and is reused while its stamp file
-# matches the recipe below. A changed recipe number or suite rebuilds it; a
-# package list that only grew installs the missing packages into the cached
-# chroot (so a cache made before a package joined the list gets it, without
-# a rebuild). Building takes a few minutes; reusing it, none. Needs root
+# postgresql-N, -server-dev-N, -pgtap, -cron, pgbouncer,
+# prometheus-postgres-exporter and the Perl test modules. It lives outside
+# the clone, in $SYNCWF_CACHE (default /var/cache/syncwf), as pgN-SUITE/,
+# and is reused while its stamp file matches the recipe below. A changed
+# recipe number or suite rebuilds it; a package list that only grew installs
+# the missing packages into the cached chroot (so a cache made before a
+# package joined the list gets it, without a rebuild). Building takes a few minutes; reusing it, none. Needs root
 # (debootstrap, chroot, mount).
 #
 # While tests run, the chroot gets /proc, a tmpfs on /dev/shm (mode 1777;
@@ -44,7 +44,8 @@ chroot_dir() { echo "$SYNCWF_CACHE/pg$1-$(chroot_suite "$1")"; }
 chroot_packages() {
     local m="$1"
     echo "postgresql-$m postgresql-server-dev-$m postgresql-$m-pgtap postgresql-$m-cron" \
-         "pgbouncer libipc-run-perl libtap-parser-sourcehandler-pgtap-perl make gcc libc6-dev" \
+         "pgbouncer prometheus-postgres-exporter libipc-run-perl libtap-parser-sourcehandler-pgtap-perl" \
+         "make gcc libc6-dev" \
          "procps ca-certificates"
 }
 

@@ -3,10 +3,10 @@
 # of $SYNCWF_PG_MAJOR (default 15), on this machine or inside that major's
 # chroot. scripts/test.sh (README command 2, `make test`, .ci/run) runs this
 # once per major and adds the counts up; run it alone for one major on the
-# host. Installs what is missing (pgbouncer too), builds with assertions on
-# (warnings are errors), installs, then runs each layer against fresh
-# servers started as the unprivileged OS user "postgres". Never touches
-# .cluster/ (setup.sh's).
+# host. Installs what is missing (pgbouncer and prometheus-postgres-exporter
+# too), builds with assertions on (warnings are errors), installs, then runs
+# each layer against fresh servers started as the unprivileged OS user
+# "postgres". Never touches .cluster/ (setup.sh's).
 #
 # Layers:
 #   a. pg_regress  sql/NAME.sql + expected/NAME.out (or NAME_N.out, an
@@ -58,9 +58,11 @@ VALGRIND="${SYNCWF_VALGRIND:-0}"
 [[ "$VALGRIND" == 0 || -z "$VALGRIND" ]] && VALGRIND=0 || VALGRIND=1
 
 # Beyond what setup.sh installs: Debian's pgbouncer, which the Perl TAP
-# test 021_pgbouncer runs in front of its server (inside a chroot it is
-# there already, see scripts/chroot.sh).
-SUITE_PACKAGES=(pgbouncer)
+# test 021_pgbouncer runs in front of its server, and its
+# prometheus-postgres-exporter, which 032_postgres_exporter runs with
+# docs/postgres_exporter.yaml. Inside a chroot they are there already (see
+# scripts/chroot.sh); one that lacks them gets them here, as the host does.
+SUITE_PACKAGES=(pgbouncer prometheus-postgres-exporter)
 if [[ "${SYNCWF_NO_BUILD:-0}" == 1 ]]; then
     ensure_packages "${SUITE_PACKAGES[@]}"; ensure_pg_user; load_pg_paths
 elif [[ "$VALGRIND" == 1 ]]; then
