@@ -45,7 +45,6 @@
  */
 #include "postgres.h"
 
-#include "common/hashfn.h"
 #include "miscadmin.h"
 #include "storage/ipc.h"
 #include "storage/shmem.h"
@@ -64,33 +63,17 @@ static SyncEntryFreeHook entry_free_hook = NULL;
 /* Searches for a free hash element a reserved lock slot may take. */
 #define SYNC_HASH_ENTER_ATTEMPTS 16
 
-/*
- * Hash and equality of lock tags read the name only up to its end: a
- * successful lookup compares the whole name with the entry's, which is
- * usually not in the CPU's cache, and a name is mostly far shorter than its
- * buffer (a blob comparison would read all SYNC_NAME_BUFLEN bytes of it).
- * The bytes after the end are zero (sync_make_tag), so that a new entry's
- * key can still be copied as a blob.
- */
+/* The hash and equality of lock tags (names.h), for dynahash. */
 static uint32
 sync_tag_hash_fn(const void *key, Size keysize)
 {
-	const SyncLockTag *tag = key;
-
-	return hash_combine(hash_bytes_uint32((uint32) tag->dbid),
-						hash_bytes((const unsigned char *) tag->name,
-								   strnlen(tag->name, sizeof(tag->name))));
+	return sync_lock_tag_hash(key);
 }
 
 static int
 sync_tag_match(const void *key1, const void *key2, Size keysize)
 {
-	const SyncLockTag *a = key1;
-	const SyncLockTag *b = key2;
-
-	if (a->dbid != b->dbid)
-		return 1;
-	return strncmp(a->name, b->name, sizeof(a->name));
+	return sync_lock_tag_cmp(key1, key2);
 }
 
 static Size
@@ -471,7 +454,7 @@ sync_lock_attach_stats(SyncLock *lock)
 {
 	Assert(sync_partition_held(lock->hashcode, true));
 	if (lock->stats == NULL)
-		lock->stats = sync_stats_attach(lock->tag.dbid, lock->tag.name);
+		lock->stats = sync_stats_attach(&lock->tag, lock->hashcode);
 }
 
 /*

@@ -53,17 +53,6 @@ typedef enum SyncScope
 } SyncScope;
 
 /*
- * Hash key of a lock: the database it lives in, and its full name, zero
- * padded (sync_make_tag) so that the key can be copied as a blob; it is
- * hashed and compared up to the name's end only (lock_table.c).
- */
-typedef struct SyncLockTag
-{
-	Oid			dbid;
-	char		name[SYNC_NAME_BUFLEN];
-} SyncLockTag;
-
-/*
  * One lock.  Lives in the shared hash table while it has at least one holder
  * or queue entry.  When the last one leaves, a mutex is removed; a semaphore
  * stays as a *cached* entry on its partition's idle list, remembering its

@@ -10,6 +10,7 @@
 #ifndef SYNC_NAMES_H
 #define SYNC_NAMES_H
 
+#include "common/hashfn.h"
 #include "datatype/timestamp.h"
 
 /*
@@ -18,6 +19,42 @@
  */
 #define SYNC_NAME_MAXLEN		260
 #define SYNC_NAME_BUFLEN		(SYNC_NAME_MAXLEN + 1)
+
+/*
+ * Hash key of a lock, in the lock table (lock_table.c) and among the rows
+ * of its statistics (stats.c): the database it lives in, and its full
+ * name, zero padded (sync_make_tag) so that the key can be copied as a
+ * blob.
+ *
+ * Its hash and equality read the name only up to its end: a successful
+ * lookup compares the whole name with the entry's, which is usually not in
+ * the CPU's cache, and a name is mostly far shorter than its buffer (a
+ * blob comparison would read all SYNC_NAME_BUFLEN bytes of it).  Both
+ * tables hash a tag alike, so a lock's hash code finds its statistics row
+ * too.
+ */
+typedef struct SyncLockTag
+{
+	Oid			dbid;
+	char		name[SYNC_NAME_BUFLEN];
+} SyncLockTag;
+
+static inline uint32
+sync_lock_tag_hash(const SyncLockTag *tag)
+{
+	return hash_combine(hash_bytes_uint32((uint32) tag->dbid),
+						hash_bytes((const unsigned char *) tag->name,
+								   strnlen(tag->name, sizeof(tag->name))));
+}
+
+/* 0 if a and b are the same lock (dynahash's match convention) */
+static inline int
+sync_lock_tag_cmp(const SyncLockTag *a, const SyncLockTag *b)
+{
+	if (a->dbid != b->dbid)
+		return 1;
+	return strncmp(a->name, b->name, sizeof(a->name));
+}
 
 /* Longest holder key and controller name, in bytes (Argo's workflow keys). */
 #define SYNC_KEY_MAXLEN			256

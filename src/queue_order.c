@@ -18,8 +18,6 @@
  */
 #include "postgres.h"
 
-#include "utils/timestamp.h"
-
 #include "compat.h"
 #include "queue_order.h"
 
@@ -48,7 +46,7 @@ sync_holder_unlink(SyncEntry *e)
 	dlist_delete_thoroughly(&e->lock_link);
 	lock->nheld--;
 	lock->slots_held -= sync_entry_weight(e);
-	sync_stats_hold_ended(sync_lock_stats(lock), e->since, GetCurrentTimestamp());
+	sync_stats_hold_ended(sync_lock_stats(lock), e->since);
 }
 
 /*
@@ -68,8 +66,7 @@ sync_waiter_unlink(SyncEntry *e, SyncWaitEnd how)
 		lock->nwaiting--;
 	else
 		lock->ndormant--;
-	sync_stats_wait_ended(sync_lock_stats(lock), how, e->since,
-						  GetCurrentTimestamp());
+	sync_stats_wait_ended(sync_lock_stats(lock), how, e->since);
 }
 
 /*

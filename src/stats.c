@@ -6,8 +6,8 @@
  *		histogram of wait times, released holds and their total time, the
  *		longest queue seen.
  *
- * The rows live in a bounded shared hash ("syncwf lock stats") keyed like
- * the lock table, by database and name.  A lock that enters the lock table
+ * The rows live in a bounded shared hash ("syncwf lock stats") keyed, and
+ * hashed, like the lock table: by lock tag (names.h).  A lock that enters the lock table
  * attaches to a row (lock_table.c) and counts through that pointer until
  * it leaves.  Which row:
  *	- its own, while fewer than syncwf.stats_max_locks locks have one;
@@ -35,7 +35,6 @@
 
 #include <math.h>
 
-#include "common/hashfn.h"
 #include "port/atomics.h"
 #include "port/pg_bitutils.h"
 #include "storage/lwlock.h"
@@ -81,15 +80,9 @@ typedef enum SyncStatsRowKind
 	SYNC_ROW_OVERFLOW
 } SyncStatsRowKind;
 
-typedef struct SyncStatsKey
-{
-	Oid			dbid;
-	char		name[SYNC_NAME_BUFLEN];	/* zero after the end */
-} SyncStatsKey;
-
 struct SyncStats
 {
-	SyncStatsKey key;			/* hash key; must be first */
+	SyncLockTag key;			/* hash key; must be first */
 	uint8		kind;			/* SyncStatsRowKind */
 	pg_atomic_uint32 refcount;	/* locks attached */
 	pg_atomic_uint32 max_queue;
@@ -109,23 +102,17 @@ typedef struct SyncStatsShared
 static SyncStatsShared *StatsShared = NULL;
 static HTAB *StatsHash = NULL;
 
+/* Keys are lock tags, hashed and compared as the lock table does (names.h). */
 static uint32
 sync_stats_hash_fn(const void *key, Size keysize)
 {
-	const SyncStatsKey *k = key;
-
-	return hash_combine(murmurhash32((uint32) k->dbid),
-						hash_bytes((const unsigned char *) k->name,
-								   (int) strlen(k->name)));
+	return sync_lock_tag_hash(key);
 }
 
 static int
 sync_stats_match(const void *key1, const void *key2, Size keysize)
 {
-	const SyncStatsKey *a = key1;
-	const SyncStatsKey *b = key2;
-
-	return a->dbid == b->dbid ? strcmp(a->name, b->name) : 1;
+	return sync_lock_tag_cmp(key1, key2);
 }
 
 static int
@@ -187,12 +174,12 @@ sync_stats_shmem_init(int max_lock_rows)
 		StatsShared->max_lock_rows = max_lock_rows;
 		pg_atomic_init_u32(&StatsShared->nlock_rows, 0);
 		pg_atomic_init_u32(&StatsShared->nnamespace_rows, 0);
-		memset(&StatsShared->overflow.key, 0, sizeof(SyncStatsKey));
+		memset(&StatsShared->overflow.key, 0, sizeof(SyncLockTag));
 		strcpy(StatsShared->overflow.key.name, "*");
 		sync_stats_init_row(&StatsShared->overflow, SYNC_ROW_OVERFLOW,
 							GetCurrentTimestamp());
 	}
-	info.keysize = sizeof(SyncStatsKey);
+	info.keysize = sizeof(SyncLockTag);
 	info.entrysize = sizeof(SyncStats);
 	info.hash = sync_stats_hash_fn;
 	info.match = sync_stats_match;
@@ -229,13 +216,14 @@ sync_stats_count_of(SyncStatsRowKind kind)
 }
 
 /*
- * Attach to the row 'key' names, adding it if there is room for one more
- * of its kind; NULL if it does not exist and there is none.
+ * Attach to the row 'key' (whose hash is 'hashcode') names, adding it if
+ * there is room for one more of its kind; NULL if it does not exist and
+ * there is none.
  */
 static SyncStats *
-sync_stats_find_or_add(const SyncStatsKey *key, SyncStatsRowKind kind)
+sync_stats_find_or_add(const SyncLockTag *key, uint32 hashcode,
+					   SyncStatsRowKind kind)
 {
-	uint32		hashcode = sync_stats_hash_fn(key, sizeof(SyncStatsKey));
 	LWLock	   *partition = sync_stats_lock(hashcode);
 	SyncStats  *s;
 	bool		found;
@@ -264,23 +252,22 @@ sync_stats_find_or_add(const SyncStatsKey *key, SyncStatsRowKind kind)
 }
 
 /*
- * The row a lock entering the lock table counts in (see the opening
- * comment); the caller passes it back to sync_stats_detach() when the lock
- * leaves.  NULL before the shared memory exists.
+ * The row the lock 'tag' (hash code 'hashcode', the lock table's) counts
+ * in, as it enters the lock table (see the opening comment); the caller
+ * passes it back to sync_stats_detach() when the lock leaves.  NULL before
+ * the shared memory exists.
  */
 SyncStats *
-sync_stats_attach(Oid dbid, const char *name)
+sync_stats_attach(const SyncLockTag *tag, uint32 hashcode)
 {
-	SyncStatsKey key;
+	SyncLockTag key;
 	SyncStats  *s;
+	const char *name = tag->name;
 	const char *slash;
 
 	if (StatsHash == NULL)
 		return NULL;
-	memset(&key, 0, sizeof(key));
-	key.dbid = dbid;
-	strlcpy(key.name, name, sizeof(key.name));
-	s = sync_stats_find_or_add(&key, SYNC_ROW_LOCK);
+	s = sync_stats_find_or_add(tag, hashcode, SYNC_ROW_LOCK);
 	if (s != NULL)
 		return s;
 
@@ -288,10 +275,12 @@ sync_stats_attach(Oid dbid, const char *name)
 	slash = strchr(name, '/');
 	if (slash != NULL)
 		slash = strchr(slash + 1, '/');
-	memset(key.name, 0, sizeof(key.name));
+	memset(&key, 0, sizeof(key));
+	key.dbid = tag->dbid;
 	snprintf(key.name, sizeof(key.name), "%.*s/*",
 			 slash ? (int) (slash - name) : (int) strlen(name), name);
-	s = sync_stats_find_or_add(&key, SYNC_ROW_NAMESPACE);
+	s = sync_stats_find_or_add(&key, sync_lock_tag_hash(&key),
+							   SYNC_ROW_NAMESPACE);
 	if (s != NULL)
 		return s;
 
@@ -381,23 +370,25 @@ sync_stats_granted(SyncStats *s, bool waited, TimestampTz since,
 	sync_stats_wait(s, since, now);
 }
 
-/* A wait that began at 'since' ended without a grant. */
+/* A wait that began at 'since' ended without a grant, now. */
 void
-sync_stats_wait_ended(SyncStats *s, SyncWaitEnd how, TimestampTz since,
-					  TimestampTz now)
+sync_stats_wait_ended(SyncStats *s, SyncWaitEnd how, TimestampTz since)
 {
 	if (s == NULL)
 		return;
 	sync_stats_add(s, how == SYNC_WAIT_TIMEOUT ? SC_TIMEOUTS : SC_CANCELS, 1);
-	sync_stats_wait(s, since, now);
+	sync_stats_wait(s, since, GetCurrentTimestamp());
 }
 
-/* A hold granted at 'since' was released. */
+/* A hold granted at 'since' was released, now. */
 void
-sync_stats_hold_ended(SyncStats *s, TimestampTz since, TimestampTz now)
+sync_stats_hold_ended(SyncStats *s, TimestampTz since)
 {
+	TimestampTz now;
+
 	if (s == NULL)
 		return;
+	now = GetCurrentTimestamp();
 	sync_stats_add(s, SC_HOLD_COUNT, 1);
 	sync_stats_add(s, SC_HOLD_TOTAL, now > since ? (uint64) (now - since) : 0);
 }
@@ -541,7 +532,7 @@ sync_stats_reset(Oid dbid, const char *name)
 		sync_stats_zero(&StatsShared->overflow, now);
 	else if (name != NULL)
 	{
-		SyncStatsKey key;
+		SyncLockTag key;
 		uint32		hashcode;
 		LWLock	   *partition;
 		SyncStats  *s;
@@ -549,7 +540,7 @@ sync_stats_reset(Oid dbid, const char *name)
 		memset(&key, 0, sizeof(key));
 		key.dbid = dbid;
 		strlcpy(key.name, name, sizeof(key.name));
-		hashcode = sync_stats_hash_fn(&key, sizeof(key));
+		hashcode = sync_lock_tag_hash(&key);
 		partition = sync_stats_lock(hashcode);
 		LWLockAcquire(partition, LW_EXCLUSIVE);
 		s = hash_search_with_hash_value(StatsHash, &key, hashcode, HASH_FIND, NULL);

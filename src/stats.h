@@ -46,15 +46,14 @@ extern Size sync_stats_shmem_size(int max_lock_rows);
 extern void sync_stats_shmem_request(void);
 extern void sync_stats_shmem_init(int max_lock_rows);
 
-extern SyncStats *sync_stats_attach(Oid dbid, const char *name);
+extern SyncStats *sync_stats_attach(const SyncLockTag *tag, uint32 hashcode);
 extern void sync_stats_detach(SyncStats *s);
 
 extern void sync_stats_granted(SyncStats *s, bool waited, TimestampTz since,
 							   TimestampTz now);
 extern void sync_stats_wait_ended(SyncStats *s, SyncWaitEnd how,
-								  TimestampTz since, TimestampTz now);
-extern void sync_stats_hold_ended(SyncStats *s, TimestampTz since,
-								  TimestampTz now);
+								  TimestampTz since);
+extern void sync_stats_hold_ended(SyncStats *s, TimestampTz since);
 extern void sync_stats_queued(SyncStats *s, int32 nwaiting);
 
 extern int	sync_stats_snapshot(Oid dbid, SyncStatsRow **rows);
