@@ -13,7 +13,7 @@
 
 EXTENSION    = syncwf
 MODULE_big   = syncwf
-OBJS         = src/controllers.o src/guc.o src/holders.o src/holds.o \
+OBJS         = src/controllers.o src/fair_weights.o src/guc.o src/holders.o src/holds.o \
                src/keyed_load.o src/keyed_ops.o src/keyed_request.o src/keyed_xact.o \
                src/grant_rules.o src/launch.o \
                src/launch_direct.o src/launch_rows.o src/sem_limits.o \

@@ -68,12 +68,46 @@ CREATE TRIGGER sync_limit_truncated
     FOR EACH STATEMENT EXECUTE FUNCTION sync_limit_changed();
 
 --
+-- Weights of fair keys: within one priority, a queue is shared among fair
+-- keys in proportion to their weights (docs/reference.md, fair queues).
+--
+CREATE TABLE sync_fair_weight (
+    pattern  text NOT NULL
+             CONSTRAINT sync_fair_weight_pattern_check
+             CHECK (pattern ~ '^[^/[:cntrl:]]+/[^[:cntrl:]]+$' AND octet_length(pattern) <= 256),
+    fair_key text NOT NULL
+             CONSTRAINT sync_fair_weight_fair_key_check
+             CHECK (fair_key ~ '^[^[:cntrl:]]+$' AND octet_length(fair_key) <= 63),
+    weight   integer NOT NULL DEFAULT 1
+             CONSTRAINT sync_fair_weight_weight_check CHECK (weight BETWEEN 1 AND 1000000),
+    PRIMARY KEY (pattern, fair_key)
+);
+COMMENT ON TABLE sync_fair_weight IS
+    'Weights of fair keys: the row (''<namespace>/<key>'', K) sets the weight of fair key K on locks ''mtx/<namespace>/<key>'' and ''sem/<namespace>/<key>''; a pattern ''<prefix>/*'' on every lock under the prefix without a row of its own; 1 where no row applies';
+SELECT pg_catalog.pg_extension_config_dump('sync_fair_weight', '');
+
+REVOKE ALL ON sync_fair_weight FROM PUBLIC;
+GRANT SELECT ON sync_fair_weight TO PUBLIC;
+GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE ON sync_fair_weight TO syncwf_admin;
+
+-- Weight changes reach the queues when the changing transaction commits.
+CREATE FUNCTION sync_fair_weight_changed()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'sync_fair_weight_changed'
+LANGUAGE C;
+
+CREATE TRIGGER sync_fair_weight_changed
+    AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON sync_fair_weight
+    FOR EACH STATEMENT EXECUTE FUNCTION sync_fair_weight_changed();
+
+--
 -- Acquire, session scope.
 --
 CREATE FUNCTION sync_acquire(lock_name text, priority integer DEFAULT 0,
                              timeout interval DEFAULT NULL,
                              slots integer DEFAULT 1,
-                             mode text DEFAULT 'exclusive')
+                             mode text DEFAULT 'exclusive',
+                             fair_key text DEFAULT NULL)
 RETURNS bigint
 AS 'MODULE_PATHNAME', 'sync_acquire'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
@@ -88,7 +122,8 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE;
 CREATE FUNCTION sync_acquire(lock_names text[], priority integer DEFAULT 0,
                              timeout interval DEFAULT NULL,
                              slots integer DEFAULT 1,
-                             mode text DEFAULT 'exclusive')
+                             mode text DEFAULT 'exclusive',
+                             fair_key text DEFAULT NULL)
 RETURNS bigint[]
 AS 'MODULE_PATHNAME', 'sync_acquire_array'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
@@ -106,7 +141,8 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE;
 CREATE FUNCTION sync_acquire_xact(lock_name text, priority integer DEFAULT 0,
                                   timeout interval DEFAULT NULL,
                                   slots integer DEFAULT 1,
-                                  mode text DEFAULT 'exclusive')
+                                  mode text DEFAULT 'exclusive',
+                                  fair_key text DEFAULT NULL)
 RETURNS bigint
 AS 'MODULE_PATHNAME', 'sync_acquire_xact'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
@@ -121,7 +157,8 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE;
 CREATE FUNCTION sync_acquire_xact(lock_names text[], priority integer DEFAULT 0,
                                   timeout interval DEFAULT NULL,
                                   slots integer DEFAULT 1,
-                                  mode text DEFAULT 'exclusive')
+                                  mode text DEFAULT 'exclusive',
+                                  fair_key text DEFAULT NULL)
 RETURNS bigint[]
 AS 'MODULE_PATHNAME', 'sync_acquire_xact_array'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
@@ -168,7 +205,8 @@ CREATE FUNCTION sync_entry_status(OUT lock_name text, OUT state text,
                                   OUT holder text, OUT controller text,
                                   OUT lease_expires timestamptz,
                                   OUT active boolean, OUT slots integer,
-                                  OUT mode text, OUT passes integer)
+                                  OUT mode text, OUT passes integer,
+                                  OUT fair_key text, OUT fair_weight integer)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'sync_entry_status'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
@@ -181,7 +219,7 @@ COMMENT ON VIEW sync_locks IS 'One row per live syncwf lock of the current datab
 
 CREATE VIEW sync_holders AS
     SELECT lock_name, pid, scope, token, priority, since,
-           holder, controller, lease_expires, slots, mode
+           holder, controller, lease_expires, slots, mode, fair_key
       FROM sync_entry_status()
      WHERE state = 'held';
 COMMENT ON VIEW sync_holders IS 'One row per granted hold of the current database';
@@ -189,7 +227,7 @@ COMMENT ON VIEW sync_holders IS 'One row per granted hold of the current databas
 CREATE VIEW sync_waiters AS
     SELECT lock_name, pid, scope, priority, queue_position AS position,
            request_size, since AS waiting_since, holder, controller, active,
-           slots, mode, passes
+           slots, mode, passes, fair_key, fair_weight
       FROM sync_entry_status()
      WHERE state = 'pending';
 COMMENT ON VIEW sync_waiters IS 'One row per queue entry of the current database, in queue order; entries of inactive controllers (active = false, no position) are passed over';
@@ -267,6 +305,9 @@ CREATE TABLE sync_state (
                   CONSTRAINT sync_state_slots_check CHECK (slots >= 1),
     mode          text                             -- mutex: 'exclusive' or 'shared'; NULL for a semaphore
                   CONSTRAINT sync_state_mode_check CHECK (mode IN ('exclusive', 'shared')),
+    fair_key      text                             -- tenant whose share of the queue it takes; NULL: none
+                  CONSTRAINT sync_state_fair_key_check
+                  CHECK (fair_key ~ '^[^[:cntrl:]]+$' AND octet_length(fair_key) <= 63),
     PRIMARY KEY (name, workflowkey)
 );
 -- A queue table: every request inserts a row and every release deletes one.
@@ -282,6 +323,8 @@ COMMENT ON COLUMN sync_state.slots IS
     'Slots of the semaphore the request takes (1 for a mutex)';
 COMMENT ON COLUMN sync_state.mode IS
     '''exclusive'' or ''shared'' for a mutex, NULL for a semaphore';
+COMMENT ON COLUMN sync_state.fair_key IS
+    'Fair key (a tenant, user or project) whose share of each queue the request takes; NULL: the implicit key of requests without one';
 COMMENT ON COLUMN sync_state.claim IS
     'true: inserted by its writer (Argo''s controller) and granted only when that writer sets held = true';
 
@@ -368,7 +411,8 @@ CREATE FUNCTION sync_request(lock_name text, holder text,
                              lease interval DEFAULT NULL,
                              queued_at timestamptz DEFAULT NULL,
                              slots integer DEFAULT 1,
-                             mode text DEFAULT 'exclusive')
+                             mode text DEFAULT 'exclusive',
+                             fair_key text DEFAULT NULL)
 RETURNS TABLE (status text, token bigint, queue_position integer)
 AS 'MODULE_PATHNAME', 'sync_request'
 LANGUAGE C VOLATILE PARALLEL UNSAFE ROWS 1;
@@ -379,7 +423,8 @@ CREATE FUNCTION sync_request(lock_names text[], holder text,
                              lease interval DEFAULT NULL,
                              queued_at timestamptz DEFAULT NULL,
                              slots integer DEFAULT 1,
-                             mode text DEFAULT 'exclusive')
+                             mode text DEFAULT 'exclusive',
+                             fair_key text DEFAULT NULL)
 RETURNS TABLE (lock_name text, status text, token bigint, queue_position integer)
 AS 'MODULE_PATHNAME', 'sync_request_array'
 LANGUAGE C VOLATILE PARALLEL UNSAFE ROWS 4;

@@ -20,7 +20,8 @@
  * entries are touched under their partition locks (lock_table.c).
  *
  * Layer 6: calls layers 0-5 (client_wait.c, names.c, tables.c,
- * lock_table.c, queue_order.c, grant_rules.c, wait_queue.c, request.c).
+ * lock_table.c, queue_order.c, grant_rules.c, wait_queue.c, fair_weights.c,
+ * request.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -38,6 +39,7 @@
 
 #include "client_wait.h"
 #include "compat.h"
+#include "fair_weights.h"
 #include "grant_rules.h"
 #include "holds.h"
 #include "queue_order.h"
@@ -545,15 +547,17 @@ sync_check_same_hold(SyncEntry *held, const char *name, SyncLockKind kind,
  *
  * wait = false: never queue; return false when not every lock can be granted
  * now without jumping a queue.  wait = true: queue and sleep until granted,
- * or until timeout_us (negative: no timeout) passes, which raises 55P03.
+ * or until timeout_us (negative: no timeout) passes, which raises 55P03;
+ * in the queues the request shares with others, fair_key (NULL: none)
+ * gets its share (queue_order.c).
  * On success tokens[i] is the fencing token of names[i].
  *
  * names[] must be distinct (sql_common.c checks); they are validated here.
  */
 bool
 sync_acquire_locks(char **names, int nnames, int32 priority, int32 slots,
-				   bool shared, SyncScope scope, bool wait, int64 timeout_us,
-				   int64 *tokens)
+				   bool shared, const char *fair_key, SyncScope scope,
+				   bool wait, int64 timeout_us, int64 *tokens)
 {
 	AcquireRequest req;
 	SyncEntry  *first;
@@ -563,6 +567,7 @@ sync_acquire_locks(char **names, int nnames, int32 priority, int32 slots,
 	SyncQueueFull full;
 
 	sync_holds_setup();
+	sync_check_fair_request(fair_key, nnames);
 	sync_request_init(&req, names, nnames, slots, shared);
 
 	/*
@@ -588,6 +593,15 @@ sync_acquire_locks(char **names, int nnames, int32 priority, int32 slots,
 	{
 		sync_promote_holds(&req, scope);
 		return true;
+	}
+	if (fair_key != NULL)
+	{
+		/* read before any partition is taken (fair_weights.c) */
+		req.fair_key = fair_key;
+		req.fair_weights = palloc(sizeof(int32) * nnames);
+		for (int i = 0; i < nnames; i++)
+			req.fair_weights[i] = req.needed[i] ?
+				sync_fair_weight_of(names[i], fair_key) : 1;
 	}
 
 	for (int attempt = 1;; attempt++)

@@ -11,8 +11,9 @@
 #include "lock_table.h"
 
 extern bool sync_acquire_locks(char **names, int nnames, int32 priority,
-							   int32 slots, bool shared, SyncScope scope,
-							   bool wait, int64 timeout_us, int64 *tokens);
+							   int32 slots, bool shared, const char *fair_key,
+							   SyncScope scope, bool wait, int64 timeout_us,
+							   int64 *tokens);
 extern bool sync_release_lock(const char *name);
 extern int	sync_release_all_holds(void);
 

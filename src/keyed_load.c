@@ -14,7 +14,8 @@
  * partition shared.
  *
  * Layer 7: calls layers 0-6 (tokens.c, names.c, lock_table.c, outbox.c,
- * queue_order.c, grant_rules.c, wait_queue.c, controllers.c, holders.c).
+ * queue_order.c, grant_rules.c, wait_queue.c, controllers.c, fair_weights.c,
+ * holders.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -29,6 +30,7 @@
 
 #include "compat.h"
 #include "controllers.h"
+#include "fair_weights.h"
 #include "grant_rules.h"
 #include "holders.h"
 #include "keyed_load.h"
@@ -94,6 +96,7 @@ sync_keyed_install(List *rows, List *controllers, Oid limit_relid)
 	TimestampTz now = GetCurrentTimestamp();
 
 	int		   *slots = palloc(sizeof(int) * Max(list_length(rows), 1));
+	int32	   *weights = palloc(sizeof(int32) * Max(list_length(rows), 1));
 	int			rowno = 0;
 
 	foreach(lc, controllers)
@@ -107,6 +110,7 @@ sync_keyed_install(List *rows, List *controllers, Oid limit_relid)
 	{
 		SyncStateRow *row = (SyncStateRow *) lfirst(lc);
 
+		weights[rowno] = sync_fair_weight_of(row->name, row->fair_key);
 		slots[rowno++] = row->controller ?
 			sync_controller_slot_noerror(row->controller) : -1;
 	}
@@ -194,6 +198,7 @@ sync_keyed_install(List *rows, List *controllers, Oid limit_relid)
 		e->claim = row->claim;
 		e->slots = Max(row->slots, 1);
 		e->shared = row->shared;
+		sync_entry_set_fair(e, row->fair_key, weights[rowno]);
 		slot = slots[rowno++];
 		e->controller = slot;
 		if (slot >= 0)

@@ -29,6 +29,7 @@
 
 #include "compat.h"
 #include "controllers.h"
+#include "fair_weights.h"
 #include "guc.h"
 #include "keyed_events.h"
 #include "keyed_load.h"
@@ -320,6 +321,7 @@ sync_keyed_request_rows(SyncKeyedRequest *kr, SyncKeyedResult *results)
 		row.claim = kr->claim;
 		row.slots = kr->slots;
 		row.shared = kr->shared;
+		row.fair_key = (char *) kr->fair_key;
 		if (kr->row_out != NULL)
 			kr->row_out[i] = row;	/* the caller's INSERT writes it */
 		else
@@ -335,6 +337,14 @@ sync_keyed_request_rows(SyncKeyedRequest *kr, SyncKeyedResult *results)
 void
 sync_keyed_request(SyncKeyedRequest *kr, SyncKeyedResult *results)
 {
+	sync_check_fair_request(kr->fair_key, kr->nnames);
+	if (kr->fair_key != NULL)
+	{
+		/* read before any LWLock is taken (fair_weights.c) */
+		kr->fair_weights = palloc(sizeof(int32) * kr->nnames);
+		for (int i = 0; i < kr->nnames; i++)
+			kr->fair_weights[i] = sync_fair_weight_of(kr->names[i], kr->fair_key);
+	}
 	sync_keyed_request_controller(kr);
 	kr->limit_relid = sync_tables(true)->limit;
 	switch (sync_holders_request(kr, results))

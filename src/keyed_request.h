@@ -46,11 +46,13 @@ typedef struct SyncKeyedRequest
 									 * written */
 	bool		has_queued_at;	/* false: queued now */
 	TimestampTz queued_at;
+	const char *fair_key;		/* NULL: none (queue_order.c) */
 
 	/* set by the engine (keyed_ops.c) before the request is made */
 	int			controller_slot;	/* -1: none */
 	bool		controller_beating; /* inactive, heartbeat written now */
 	Oid			limit_relid;
+	int32	   *fair_weights;	/* of fair_key on each lock; NULL: all 1 */
 
 	/* set by sync_holders_request() */
 	SyncEntry **entries;		/* the request's entries, names[] order */

@@ -134,6 +134,7 @@ sync_lock_table_shmem_init(void)
 		pg_atomic_init_u64(&sync_shmem->next_seq, 1);
 		pg_atomic_init_u64(&sync_shmem->next_request_id, 1);
 		pg_atomic_init_u64(&sync_shmem->limit_generation, 1);
+		pg_atomic_init_u64(&sync_shmem->fair_generation, 1);
 
 		/* thread every entry onto a free list, in turn */
 		for (int i = sync_max_entries - 1; i >= 0; i--)

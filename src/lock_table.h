@@ -164,6 +164,19 @@ typedef struct SyncEntry
 	int32		passes;			/* pending: grants to requests behind it
 								 * while it waited (best-effort queueing,
 								 * grant_rules.c) */
+
+	/*
+	 * Fair queueing (queue_order.c, which owns these fields; fair_weights.c
+	 * changes fair_weight and sets fair_retag when sync_fair_weight changes).
+	 * Set before the entry is queued; protected by its partition lock.
+	 */
+	double		fair_tag;		/* pending: virtual tag, orders the queue
+								 * within a priority */
+	int32		fair_weight;	/* weight of its fair key on this lock, >= 1 */
+	uint32		fair_hash;		/* hash of fair_key, to compare keys fast */
+	bool		fair_retag;		/* its weight changed: tag again */
+	char		fair_key[SYNC_FAIR_KEY_BUFLEN]; /* "": none (the implicit key
+												 * such requests share) */
 } SyncEntry;
 
 /*
@@ -222,6 +235,9 @@ typedef struct SyncShmem
 	pg_atomic_uint64 next_seq;	/* arrival counter */
 	pg_atomic_uint64 next_request_id;
 	pg_atomic_uint64 limit_generation;	/* bumped by every limit change */
+	pg_atomic_uint64 fair_generation;	/* bumped by every committed change
+										 * of sync_fair_weight
+										 * (fair_weights.c) */
 } SyncShmem;
 
 extern SyncShmem *sync_shmem;

@@ -20,13 +20,20 @@
  * and controller names are at most SYNC_KEY_MAXLEN (256) bytes.  The
  * lengths are Argo's (varchar(256) names and workflow keys) for the ASCII
  * names Kubernetes gives; they are bytes, not characters, because shared
- * memory keeps every name in a buffer of that size.
+ * memory keeps every name in a buffer of that size.  A fair key is at most
+ * SYNC_FAIR_KEY_MAXLEN (63) bytes, kept in every queue entry.
+ *
+ * Also the rule of pattern tables (sync_limit, sync_fair_weight): which
+ * rows may apply to a lock, most specific first.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include "catalog/pg_type_d.h"
 #include "common/int.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
 #include "utils/timestamp.h"
 
 #include "names.h"
@@ -139,6 +146,96 @@ sync_check_key(const char *key, const char *what)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("%s must not contain control characters", what)));
+}
+
+/*
+ * A fair key: not empty, at most SYNC_FAIR_KEY_MAXLEN bytes, no control
+ * characters.  NULL (no key) is the caller's: such requests share one
+ * implicit key.
+ */
+void
+sync_check_fair_key(const char *key)
+{
+	if (key[0] == '\0')
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("fair_key must not be empty"),
+				 errhint("Name the tenant, user or project the request is made for, or pass NULL for none.")));
+	if (strlen(key) > SYNC_FAIR_KEY_MAXLEN)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("fair_key is too long"),
+				 errdetail("It is %zu bytes; at most %d are allowed.",
+						   strlen(key), SYNC_FAIR_KEY_MAXLEN)));
+	for (const char *p = key; *p; p++)
+		if (sync_is_control((unsigned char) *p))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("fair_key must not contain control characters"),
+					 errhint("Use printable characters only.")));
+}
+
+/*
+ * A fair key is for a request of one lock.  Requests of several locks are
+ * granted all or nothing, and only because any two of them are in the same
+ * order in every queue they share (queue time and arrival are global) can
+ * they never wait for each other; fair tags depend on each queue's other
+ * entries, and would break that.
+ */
+void
+sync_check_fair_request(const char *fair_key, int nnames)
+{
+	if (fair_key != NULL && nnames > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("fair_key is for requests of one lock, and this one names %d", nnames),
+				 errdetail("Requests of several locks are queued in the same order in every queue they share, so that two of them never wait for each other; fair keys would order each queue differently."),
+				 errhint("Leave fair_key NULL, or request the locks one by one.")));
+}
+
+/* See SyncPatternCandidate in names.h. */
+void
+sync_pattern_candidates_init(SyncPatternCandidate *c, const char *key)
+{
+	c->key = key;
+	c->next = -1;
+}
+
+bool
+sync_pattern_next_candidate(SyncPatternCandidate *c)
+{
+	if (c->next < 0)
+	{
+		strlcpy(c->name, c->key, sizeof(c->name));
+		c->pattern_len = 0;
+		c->next = (int) strlen(c->name);
+		return true;
+	}
+	while (c->next-- > 0)
+	{
+		if (c->key[c->next] != '/')
+			continue;
+		memcpy(c->name, c->key, c->next + 1);
+		c->name[c->next + 1] = '*';
+		c->name[c->next + 2] = '\0';
+		c->pattern_len = (int16) (c->next + 1);
+		return true;
+	}
+	return false;
+}
+
+/* The names of the rows that may apply to 'key', as a text[] for a query. */
+Datum
+sync_pattern_candidate_array(const char *key)
+{
+	Datum		names[SYNC_NAME_BUFLEN];
+	int			n = 0;
+	SyncPatternCandidate c;
+
+	sync_pattern_candidates_init(&c, key);
+	while (sync_pattern_next_candidate(&c))
+		names[n++] = CStringGetTextDatum(c.name);
+	return PointerGetDatum(construct_array(names, n, TEXTOID, -1, false, TYPALIGN_INT));
 }
 
 /*

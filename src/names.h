@@ -60,6 +60,13 @@ sync_lock_tag_cmp(const SyncLockTag *a, const SyncLockTag *b)
 #define SYNC_KEY_MAXLEN			256
 #define SYNC_KEY_BUFLEN			(SYNC_KEY_MAXLEN + 1)
 
+/*
+ * Longest fair key (a tenant, user or project that shares a lock's queue
+ * fairly with others: queue_order.c), in bytes, as long as an identifier.
+ */
+#define SYNC_FAIR_KEY_MAXLEN	63
+#define SYNC_FAIR_KEY_BUFLEN	(SYNC_FAIR_KEY_MAXLEN + 1)
+
 /* Longest launch-plan project, domain and name, in bytes. */
 #define SYNC_IDENT_MAXLEN		63
 
@@ -78,9 +85,36 @@ typedef enum SyncLockKind
 	SYNC_KIND_SEMAPHORE = 1
 } SyncLockKind;
 
+/*
+ * The names of the rows of a pattern table (sync_limit, sync_fair_weight)
+ * that may apply to a lock's "<namespace>/<key>", most specific first: the
+ * key itself (pattern_len 0), then "<prefix>/\*" for each of its prefixes
+ * ending in '/', longest first (pattern_len: the prefix's length).  The one
+ * place that rule is written.
+ *
+ *		SyncPatternCandidate c;
+ *		sync_pattern_candidates_init(&c, key);
+ *		while (sync_pattern_next_candidate(&c))
+ *			... c.name, c.pattern_len ...
+ */
+typedef struct SyncPatternCandidate
+{
+	const char *key;
+	int			next;			/* where the next '/' is looked for; -1
+								 * before the key itself */
+	char		name[SYNC_NAME_BUFLEN + 1];
+	int16		pattern_len;
+} SyncPatternCandidate;
+
+extern void sync_pattern_candidates_init(SyncPatternCandidate *c, const char *key);
+extern bool sync_pattern_next_candidate(SyncPatternCandidate *c);
+extern Datum sync_pattern_candidate_array(const char *key);
+
 extern SyncLockKind sync_parse_lock_name(const char *name);
 extern bool sync_lock_is_launch_plan(const char *name);
 extern void sync_check_key(const char *key, const char *what);
+extern void sync_check_fair_key(const char *key);
+extern void sync_check_fair_request(const char *fair_key, int nnames);
 extern void sync_check_ident(const char *value, const char *what, bool slash_ok);
 extern int64 sync_interval_us(Interval *iv);
 

@@ -35,6 +35,7 @@ typedef struct SyncStateRow
 	bool		claim;			/* granted only when its writer claims it */
 	int32		slots;			/* slots it takes (0 read as 1) */
 	bool		shared;			/* a shared hold of a mutex */
+	char	   *fair_key;		/* NULL: none */
 	SyncLimitValue limit;		/* read: what sync_limit says of the
 								 * semaphore (limit -1: nothing) */
 } SyncStateRow;

@@ -199,55 +199,6 @@ sync_limit_row(uint64 i, SyncLimitValue *value)
 	return SPI_getvalue(tup, desc, 1);
 }
 
-/*
- * The names of the rows that may apply to a key, most specific first: the
- * key itself (pattern_len 0), then "<prefix>/\*" for each of its prefixes
- * ending in '/', longest first (pattern_len: the prefix's length).
- *
- *		LimitCandidate c;
- *		sync_limit_candidates_init(&c, key);
- *		while (sync_limit_next_candidate(&c))
- *			... c.name, c.pattern_len ...
- */
-typedef struct LimitCandidate
-{
-	const char *key;
-	int			next;			/* where the next '/' is looked for; -1
-								 * before the key itself */
-	char		name[SYNC_NAME_BUFLEN + 1];
-	int16		pattern_len;
-} LimitCandidate;
-
-static void
-sync_limit_candidates_init(LimitCandidate *c, const char *key)
-{
-	c->key = key;
-	c->next = -1;
-}
-
-static bool
-sync_limit_next_candidate(LimitCandidate *c)
-{
-	if (c->next < 0)
-	{
-		strlcpy(c->name, c->key, sizeof(c->name));
-		c->pattern_len = 0;
-		c->next = (int) strlen(c->name);
-		return true;
-	}
-	while (c->next-- > 0)
-	{
-		if (c->key[c->next] != '/')
-			continue;
-		memcpy(c->name, c->key, c->next + 1);
-		c->name[c->next + 1] = '*';
-		c->name[c->next + 2] = '\0';
-		c->pattern_len = (int16) (c->next + 1);
-		return true;
-	}
-	return false;
-}
-
 /* Finds the row named 'name' in 'rows' (a caller's set of rows). */
 typedef bool (*LimitFind) (void *rows, const char *name, SyncLimitValue *row);
 
@@ -259,10 +210,10 @@ typedef bool (*LimitFind) (void *rows, const char *name, SyncLimitValue *row);
 static void
 sync_limit_resolve(const char *key, LimitFind find, void *rows, SyncLimitValue *value)
 {
-	LimitCandidate c;
+	SyncPatternCandidate c;
 
-	sync_limit_candidates_init(&c, key);
-	while (sync_limit_next_candidate(&c))
+	sync_pattern_candidates_init(&c, key);
+	while (sync_pattern_next_candidate(&c))
 		if (find(rows, c.name, value) && value->limit != LIMIT_UNDEFINED)
 		{
 			value->pattern_len = c.pattern_len;
@@ -297,20 +248,6 @@ sync_limit_find_hash(void *rows, const char *name, SyncLimitValue *row)
 		return false;
 	*row = entry->value;
 	return true;
-}
-
-/* The names of the rows that may apply to 'key', as a text[] for the query. */
-static Datum
-sync_limit_candidate_array(const char *key)
-{
-	Datum		names[SYNC_NAME_BUFLEN];
-	int			n = 0;
-	LimitCandidate c;
-
-	sync_limit_candidates_init(&c, key);
-	while (sync_limit_next_candidate(&c))
-		names[n++] = CStringGetTextDatum(c.name);
-	return PointerGetDatum(construct_array(names, n, TEXTOID, -1, false, TYPALIGN_INT));
 }
 
 /* Build (once per table) the plan that reads the rows that may apply. */
@@ -366,7 +303,7 @@ sync_limit_read(Oid relid, const char *key, bool committed_only,
 	if (committed_only)
 		snapshot->curcid = FirstCommandId;
 
-	values[0] = sync_limit_candidate_array(key);
+	values[0] = sync_pattern_candidate_array(key);
 	rc = SPI_execute_snapshot(sync_lookup_plan(relid), values, NULL,
 							  snapshot, InvalidSnapshot,
 							  true, false, 0);

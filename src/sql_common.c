@@ -147,6 +147,22 @@ sync_slots_arg(FunctionCallInfo fcinfo, int argno)
 }
 
 /*
+ * fair_key argument: NULL when null or when the function's SQL definition
+ * predates it; otherwise checked (names.c).
+ */
+char *
+sync_fair_key_arg(FunctionCallInfo fcinfo, int argno)
+{
+	char	   *key;
+
+	if (PG_NARGS() <= argno || PG_ARGISNULL(argno))
+		return NULL;
+	key = text_to_cstring(PG_GETARG_TEXT_PP(argno));
+	sync_check_fair_key(key);
+	return key;
+}
+
+/*
  * mode argument: true for 'shared', false for 'exclusive' (and when the
  * function's SQL definition predates it).
  */

@@ -26,6 +26,7 @@ extern char **sync_names_arg(FunctionCallInfo fcinfo, int argno, int *nnames);
 extern int32 sync_priority_arg(FunctionCallInfo fcinfo, int argno);
 extern int32 sync_slots_arg(FunctionCallInfo fcinfo, int argno);
 extern bool sync_mode_arg(FunctionCallInfo fcinfo, int argno);
+extern char *sync_fair_key_arg(FunctionCallInfo fcinfo, int argno);
 extern int64 sync_timeout_arg(FunctionCallInfo fcinfo, int argno);
 extern char *sync_key_arg(FunctionCallInfo fcinfo, int argno, const char *what,
 						  bool nullable);

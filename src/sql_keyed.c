@@ -30,7 +30,7 @@
 
 /*
  * sync_request(lock_name, holder, priority, controller, lease, queued_at,
- * slots, mode), for one lock or several (with_names: the rows name their
+ * slots, mode, fair_key), for one lock or several (with_names: the rows name their
  * lock).
  */
 static void
@@ -60,6 +60,7 @@ sync_request_common(FunctionCallInfo fcinfo, char **names, int nnames, bool with
 				 errhint("Pass the workflow's creation time, or NULL for now.")));
 	kr.slots = sync_slots_arg(fcinfo, 6);
 	kr.shared = sync_mode_arg(fcinfo, 7);
+	kr.fair_key = sync_fair_key_arg(fcinfo, 8);
 
 	InitMaterializedSRF(fcinfo, 0);
 	sync_enter(SYNC_ENTER_KEYED_DB | SYNC_ENTER_WRITE | SYNC_ENTER_LOADED, NULL);

@@ -27,11 +27,12 @@ sync_acquire_one(FunctionCallInfo fcinfo, SyncScope scope, bool wait)
 	int64		timeout_us = wait ? sync_timeout_arg(fcinfo, 2) : -1;
 	int32		slots = sync_slots_arg(fcinfo, wait ? 3 : 2);
 	bool		shared = sync_mode_arg(fcinfo, wait ? 4 : 3);
+	char	   *fair_key = wait ? sync_fair_key_arg(fcinfo, 5) : NULL;
 	int64		token;
 
 	sync_enter(SYNC_ENTER_LOADED, NULL);
-	if (!sync_acquire_locks(&name, 1, priority, slots, shared, scope, wait,
-							timeout_us, &token))
+	if (!sync_acquire_locks(&name, 1, priority, slots, shared, fair_key, scope,
+							wait, timeout_us, &token))
 		PG_RETURN_NULL();
 	PG_RETURN_INT64(token);
 }
@@ -45,11 +46,12 @@ sync_acquire_many(FunctionCallInfo fcinfo, SyncScope scope, bool wait)
 	int64		timeout_us = wait ? sync_timeout_arg(fcinfo, 2) : -1;
 	int32		slots = sync_slots_arg(fcinfo, wait ? 3 : 2);
 	bool		shared = sync_mode_arg(fcinfo, wait ? 4 : 3);
+	char	   *fair_key = wait ? sync_fair_key_arg(fcinfo, 5) : NULL;
 	int64	   *tokens = palloc(sizeof(int64) * nnames);
 
 	sync_enter(SYNC_ENTER_LOADED, NULL);
-	if (!sync_acquire_locks(names, nnames, priority, slots, shared, scope, wait,
-							timeout_us, tokens))
+	if (!sync_acquire_locks(names, nnames, priority, slots, shared, fair_key,
+							scope, wait, timeout_us, tokens))
 		PG_RETURN_NULL();
 	PG_RETURN_ARRAYTYPE_P(sync_tokens_array(tokens, nnames));
 }

@@ -85,13 +85,16 @@ sync_entry_status(PG_FUNCTION_ARGS)
 	sync_enter(SYNC_ENTER_LOADED, NULL);
 	InitMaterializedSRF(fcinfo, 0);
 	nrows = sync_status_entries(&rows);
-	/* slots and mode only with the 1.5 definition, passes with 1.6 (see above) */
-	Assert(rsinfo->setDesc->natts <= 16);
+	/*
+	 * slots and mode only with the 1.5 definition, passes, fair_key and
+	 * fair_weight with 1.6 (see above)
+	 */
+	Assert(rsinfo->setDesc->natts <= 18);
 	for (int i = 0; i < nrows; i++)
 	{
 		EntryRow   *row = &rows[i];
-		Datum		values[16];
-		bool		nulls[16] = {false};
+		Datum		values[18];
+		bool		nulls[18] = {false};
 		bool		held = (row->state == SYNC_ENTRY_HELD);
 		bool		keyed = (row->scope == SYNC_SCOPE_KEYED);
 
@@ -120,6 +123,10 @@ sync_entry_status(PG_FUNCTION_ARGS)
 		nulls[14] = (row->kind != SYNC_KIND_MUTEX);
 		values[15] = Int32GetDatum(row->passes);
 		nulls[15] = held;
+		values[16] = row->fair_key ? CStringGetTextDatum(row->fair_key) : (Datum) 0;
+		nulls[16] = (row->fair_key == NULL);
+		values[17] = Int32GetDatum(row->fair_weight);
+		nulls[17] = held;
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;

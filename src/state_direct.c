@@ -66,6 +66,7 @@ typedef enum StateColumn
 	COL_CLAIM,					/* from version 1.2 on */
 	COL_SLOTS,					/* from version 1.5 on */
 	COL_MODE,					/* from version 1.5 on */
+	COL_FAIR_KEY,				/* from version 1.6 on */
 	SYNC_STATE_NCOLS
 } StateColumn;
 
@@ -81,7 +82,7 @@ static Oid	state_pkey = InvalidOid;
 static const char *const state_columns[SYNC_STATE_NCOLS] = {
 	"name", "workflowkey", "controller", "held", "priority", "time", "token",
 	"granted_at", "lease", "lease_expires", "owner", "request_id", "seq",
-	"admit_limit", "claim", "slots", "mode"
+	"admit_limit", "claim", "slots", "mode", "fair_key"
 };
 
 /* Columns from COL_CLAIM on are missing in older versions of the table. */
@@ -279,6 +280,8 @@ sync_state_insert(SyncStateRow *row)
 	values[COL_SLOTS] = Int32GetDatum(Max(row->slots, 1));
 	values[COL_MODE] = sync_state_mode_datum(row->name, row->shared);
 	isnull[COL_MODE] = (values[COL_MODE] == (Datum) 0);
+	values[COL_FAIR_KEY] = row->fair_key ? CStringGetTextDatum(row->fair_key) : (Datum) 0;
+	isnull[COL_FAIR_KEY] = (row->fair_key == NULL);
 	sync_state_insert_row(values, isnull);
 }
 

@@ -463,7 +463,7 @@ sync_state_read_all(List **controllers)
 
 	sql = psprintf("SELECT s.name, s.workflowkey, s.controller, s.held, s.priority, s.time, "
 				   "s.token, s.granted_at, s.lease, s.lease_expires, s.owner::pg_catalog.oid, "
-				   "s.request_id, s.seq, l.sizelimit, s.admit_limit, %s, %s, %s, %s, %s "
+				   "s.request_id, s.seq, l.sizelimit, s.admit_limit, %s, %s, %s, %s, %s, %s "
 				   "FROM %s s LEFT JOIN %s l ON l.name OPERATOR(pg_catalog.=) "
 				   "pg_catalog.substr(s.name, 5) AND s.name OPERATOR(pg_catalog.~~) 'sem/%%' "
 				   "ORDER BY s.held DESC, s.priority DESC, s.time, s.seq",
@@ -474,6 +474,8 @@ sync_state_read_all(List **controllers)
 				   get_attnum(t->state, "mode") != InvalidAttrNumber ?
 				   "s.mode OPERATOR(pg_catalog.=) 'shared'" : "false",
 				   sync_limit_queueing_column(t->limit, "l"),
+				   get_attnum(t->state, "fair_key") != InvalidAttrNumber ?
+				   "s.fair_key" : "NULL::pg_catalog.text",
 				   state, limits);
 	rc = SPI_execute_snapshot(SPI_prepare(sql, 0, NULL), NULL, NULL, snapshot,
 							  InvalidSnapshot, true, false, 0);
@@ -520,6 +522,7 @@ sync_state_read_all(List **controllers)
 		row->shared = !isnull && DatumGetBool(d);
 		d = SPI_getbinval(tup, desc, 22, &isnull);
 		row->limit.best_effort = !isnull && DatumGetBool(d);
+		row->fair_key = SPI_getvalue(tup, desc, 23);
 		rows = lappend(rows, row);
 		MemoryContextSwitchTo(old);
 	}

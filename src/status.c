@@ -48,6 +48,8 @@ sync_copy_entries(dlist_head *list, EntryRow *rows, int nrows, const char *name,
 		row->nlocks = e->nlocks;
 		row->slots = e->slots;
 		row->passes = e->passes;
+		row->fair_weight = e->fair_weight;
+		row->fair_key = e->fair_key[0] ? pstrdup(e->fair_key) : NULL;
 		row->shared = e->shared;
 		row->kind = e->lock->kind;
 		row->token = e->token;

@@ -36,6 +36,8 @@ typedef struct EntryRow
 	int32		nlocks;
 	int32		slots;			/* of a semaphore; 1 for a mutex */
 	int32		passes;			/* pending: times best-effort queueing passed it */
+	int32		fair_weight;	/* weight of its fair key on the lock */
+	char	   *fair_key;		/* NULL: none */
 	bool		shared;			/* a shared hold of a mutex */
 	uint8		kind;			/* of its lock: SyncLockKind */
 	uint64		token;

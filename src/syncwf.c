@@ -28,6 +28,7 @@
 #include "utils/resowner.h"
 
 #include "controllers.h"
+#include "fair_weights.h"
 #include "guc.h"
 #include "holders.h"
 #include "holds.h"
@@ -109,6 +110,7 @@ syncwf_xact_callback(XactEvent event, void *arg)
 	{
 		case XACT_EVENT_PRE_COMMIT:
 			sync_limits_precommit();
+			sync_fair_weights_precommit();
 			sync_keyed_handoff();
 			break;
 		case XACT_EVENT_PRE_PREPARE:
@@ -118,6 +120,11 @@ syncwf_xact_callback(XactEvent event, void *arg)
 						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 						 errmsg("cannot PREPARE a transaction that changed sync_limit"),
 						 errhint("Change sync_limit in a transaction that commits directly.")));
+			if (sync_fair_weights_pending())
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("cannot PREPARE a transaction that changed sync_fair_weight"),
+						 errhint("Change sync_fair_weight in a transaction that commits directly.")));
 			if (sync_keyed_xact_pending())
 				ereport(ERROR,
 						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -126,11 +133,13 @@ syncwf_xact_callback(XactEvent event, void *arg)
 			break;
 		case XACT_EVENT_COMMIT:
 			sync_limits_at_commit();
+			sync_fair_weights_at_commit();
 			sync_keyed_xact_at_commit();
 			break;
 		case XACT_EVENT_ABORT:
 			sync_holds_at_abort();
 			sync_limits_forget();
+			sync_fair_weights_forget();
 			sync_keyed_xact_at_abort();
 			break;
 		default:

@@ -38,6 +38,7 @@
 #include "utils/timestamp.h"
 
 #include "controllers.h"
+#include "fair_weights.h"
 #include "launch.h"
 #include "guc.h"
 #include "names.h"
@@ -274,6 +275,12 @@ sync_state_foreign_insert(Relation rel, HeapTuple tuple)
 					 errmsg("unknown lock mode \"%s\" in a sync_state row", mode),
 					 errhint("The modes are 'exclusive' (the default) and 'shared'; leave mode NULL for a semaphore.")));
 		kr.shared = (mode != NULL && strcmp(mode, "shared") == 0);
+	}
+	if (SPI_fnumber(RelationGetDescr(rel), "fair_key") > 0)
+	{
+		kr.fair_key = sync_state_text(rel, tuple, "fair_key");
+		if (kr.fair_key != NULL)
+			sync_check_fair_key(kr.fair_key);
 	}
 	kr.names = &name;
 	kr.nnames = 1;
@@ -599,6 +606,21 @@ sync_limit_changed(PG_FUNCTION_ARGS)
 		if (!isnull)
 			sync_limits_changed(relid, TextDatumGetCString(name));
 	}
+	return PointerGetDatum(NULL);
+}
+
+/*
+ * Trigger on sync_fair_weight (AFTER INSERT OR UPDATE OR DELETE OR
+ * TRUNCATE, per statement): the weights are read again at pre-commit and
+ * applied at commit (fair_weights.c).
+ */
+PG_FUNCTION_INFO_V1(sync_fair_weight_changed);
+Datum
+sync_fair_weight_changed(PG_FUNCTION_ARGS)
+{
+	(void) sync_trigger_data(fcinfo, "sync_fair_weight_changed");
+	sync_require_shmem();
+	sync_fair_weights_changed();
 	return PointerGetDatum(NULL);
 }
 

@@ -12,18 +12,18 @@ CREATE TEMP TABLE api (
 ) ON COMMIT DROP;
 
 INSERT INTO api VALUES
-  ('sync_acquire', '{text,integer,interval,integer,text}', 'bigint',
-   'lock_name text, priority integer DEFAULT 0, timeout interval DEFAULT NULL::interval, slots integer DEFAULT 1, mode text DEFAULT ''exclusive''::text'),
-  ('sync_acquire', '{text[],integer,interval,integer,text}', 'bigint[]',
-   'lock_names text[], priority integer DEFAULT 0, timeout interval DEFAULT NULL::interval, slots integer DEFAULT 1, mode text DEFAULT ''exclusive''::text'),
+  ('sync_acquire', '{text,integer,interval,integer,text,text}', 'bigint',
+   'lock_name text, priority integer DEFAULT 0, timeout interval DEFAULT NULL::interval, slots integer DEFAULT 1, mode text DEFAULT ''exclusive''::text, fair_key text DEFAULT NULL::text'),
+  ('sync_acquire', '{text[],integer,interval,integer,text,text}', 'bigint[]',
+   'lock_names text[], priority integer DEFAULT 0, timeout interval DEFAULT NULL::interval, slots integer DEFAULT 1, mode text DEFAULT ''exclusive''::text, fair_key text DEFAULT NULL::text'),
   ('sync_try_acquire', '{text,integer,integer,text}', 'bigint',
    'lock_name text, priority integer DEFAULT 0, slots integer DEFAULT 1, mode text DEFAULT ''exclusive''::text'),
   ('sync_try_acquire', '{text[],integer,integer,text}', 'bigint[]',
    'lock_names text[], priority integer DEFAULT 0, slots integer DEFAULT 1, mode text DEFAULT ''exclusive''::text'),
-  ('sync_acquire_xact', '{text,integer,interval,integer,text}', 'bigint',
-   'lock_name text, priority integer DEFAULT 0, timeout interval DEFAULT NULL::interval, slots integer DEFAULT 1, mode text DEFAULT ''exclusive''::text'),
-  ('sync_acquire_xact', '{text[],integer,interval,integer,text}', 'bigint[]',
-   'lock_names text[], priority integer DEFAULT 0, timeout interval DEFAULT NULL::interval, slots integer DEFAULT 1, mode text DEFAULT ''exclusive''::text'),
+  ('sync_acquire_xact', '{text,integer,interval,integer,text,text}', 'bigint',
+   'lock_name text, priority integer DEFAULT 0, timeout interval DEFAULT NULL::interval, slots integer DEFAULT 1, mode text DEFAULT ''exclusive''::text, fair_key text DEFAULT NULL::text'),
+  ('sync_acquire_xact', '{text[],integer,interval,integer,text,text}', 'bigint[]',
+   'lock_names text[], priority integer DEFAULT 0, timeout interval DEFAULT NULL::interval, slots integer DEFAULT 1, mode text DEFAULT ''exclusive''::text, fair_key text DEFAULT NULL::text'),
   ('sync_try_acquire_xact', '{text,integer,integer,text}', 'bigint',
    'lock_name text, priority integer DEFAULT 0, slots integer DEFAULT 1, mode text DEFAULT ''exclusive''::text'),
   ('sync_try_acquire_xact', '{text[],integer,integer,text}', 'bigint[]',
@@ -33,12 +33,12 @@ INSERT INTO api VALUES
   ('sync_release_all',      '{}',                        'integer',
    ''),
   -- keyed holds
-  ('sync_request',          '{text,text,integer,text,interval,"timestamp with time zone",integer,text}',
+  ('sync_request',          '{text,text,integer,text,interval,"timestamp with time zone",integer,text,text}',
    'setof record',
-   'lock_name text, holder text, priority integer DEFAULT 0, controller text DEFAULT NULL::text, lease interval DEFAULT NULL::interval, queued_at timestamp with time zone DEFAULT NULL::timestamp with time zone, slots integer DEFAULT 1, mode text DEFAULT ''exclusive''::text'),
-  ('sync_request',          '{text[],text,integer,text,interval,"timestamp with time zone",integer,text}',
+   'lock_name text, holder text, priority integer DEFAULT 0, controller text DEFAULT NULL::text, lease interval DEFAULT NULL::interval, queued_at timestamp with time zone DEFAULT NULL::timestamp with time zone, slots integer DEFAULT 1, mode text DEFAULT ''exclusive''::text, fair_key text DEFAULT NULL::text'),
+  ('sync_request',          '{text[],text,integer,text,interval,"timestamp with time zone",integer,text,text}',
    'setof record',
-   'lock_names text[], holder text, priority integer DEFAULT 0, controller text DEFAULT NULL::text, lease interval DEFAULT NULL::interval, queued_at timestamp with time zone DEFAULT NULL::timestamp with time zone, slots integer DEFAULT 1, mode text DEFAULT ''exclusive''::text'),
+   'lock_names text[], holder text, priority integer DEFAULT 0, controller text DEFAULT NULL::text, lease interval DEFAULT NULL::interval, queued_at timestamp with time zone DEFAULT NULL::timestamp with time zone, slots integer DEFAULT 1, mode text DEFAULT ''exclusive''::text, fair_key text DEFAULT NULL::text'),
   ('sync_release',          '{text,text}',               'boolean',
    'lock_name text, holder text'),
   ('sync_release_holder',   '{text}',                    'integer',
@@ -68,7 +68,7 @@ INSERT INTO api VALUES
    'execution_id text, phase text');
 
 -- 25 functions x 7 assertions, 7 for sync_channel, 4 others
-SELECT plan(187);
+SELECT plan(188);
 
 SELECT has_extension('syncwf', 'extension syncwf is installed');
 
@@ -146,7 +146,7 @@ SELECT bag_eq(
                        ('sync_controller_stamp()'), ('sync_launch_plan_changed()'),
                        ('sync_execution_changed()'), ('sync_execution_finished()'),
                        ('sync_launch_plan_metrics(interval)'), ('sync_lock_stats_rows()'),
-                       ('sync_stats_reset(text)')$$,
+                       ('sync_stats_reset(text)'), ('sync_fair_weight_changed()')$$,
     'extension syncwf owns exactly the API functions, the monitoring SRFs and the trigger functions');
 
 -- Named-argument calls work with the documented names.
@@ -158,6 +158,10 @@ SELECT lives_ok(
     $$SELECT sync_try_acquire(lock_name => 'mtx/tap_fn/named', mode => 'shared', slots => 1);
       SELECT sync_release(lock_name => 'mtx/tap_fn/named')$$,
     'named arguments slots, mode are accepted, in any order');
+SELECT lives_ok(
+    $$SELECT sync_acquire(lock_name => 'mtx/tap_fn/named', fair_key => 'tenant', timeout => '0');
+      SELECT sync_release(lock_name => 'mtx/tap_fn/named')$$,
+    'named argument fair_key is accepted');
 
 SELECT * FROM finish();
 ROLLBACK;

@@ -3,7 +3,7 @@
 -- checks accept and refuse), the monitoring views and their column types,
 -- and the syncwf_admin role.
 BEGIN;
-SELECT plan(104);
+SELECT plan(119);
 
 -- sync_limit ---------------------------------------------------------------
 SELECT has_table('sync_limit', 'table sync_limit exists');
@@ -107,14 +107,14 @@ SELECT is(
     (SELECT array_agg(attname::text ORDER BY attnum) FROM pg_catalog.pg_attribute
       WHERE attrelid = 'sync_holders'::regclass AND attnum > 0 AND NOT attisdropped),
     ARRAY['lock_name', 'pid', 'scope', 'token', 'priority', 'since',
-          'holder', 'controller', 'lease_expires', 'slots', 'mode'],
-    'sync_holders columns are (lock_name, pid, scope, token, priority, since, holder, controller, lease_expires, slots, mode)');
+          'holder', 'controller', 'lease_expires', 'slots', 'mode', 'fair_key'],
+    'sync_holders columns are (lock_name, pid, scope, token, priority, since, holder, controller, lease_expires, slots, mode, fair_key)');
 SELECT is(
     (SELECT array_agg(attname::text ORDER BY attnum) FROM pg_catalog.pg_attribute
       WHERE attrelid = 'sync_waiters'::regclass AND attnum > 0 AND NOT attisdropped),
     ARRAY['lock_name', 'pid', 'scope', 'priority', 'position', 'request_size', 'waiting_since',
-          'holder', 'controller', 'active', 'slots', 'mode', 'passes'],
-    'sync_waiters columns are (lock_name, pid, scope, priority, position, request_size, waiting_since, holder, controller, active, slots, mode, passes)');
+          'holder', 'controller', 'active', 'slots', 'mode', 'passes', 'fair_key', 'fair_weight'],
+    'sync_waiters columns are (lock_name, pid, scope, priority, position, request_size, waiting_since, holder, controller, active, slots, mode, passes, fair_key, fair_weight)');
 SELECT is(
     (SELECT array_agg(attname::text ORDER BY attnum) FROM pg_catalog.pg_attribute
       WHERE attrelid = 'sync_lock_stats'::regclass AND attnum > 0 AND NOT attisdropped),
@@ -144,6 +144,9 @@ SELECT col_type_is(v, c, t, format('%s.%s is %s', v, c, t))
     ('sync_waiters', 'request_size',  'integer'),
     ('sync_waiters', 'waiting_since', 'timestamp with time zone'),
     ('sync_waiters', 'passes',        'integer'),
+    ('sync_waiters', 'fair_key',      'text'),
+    ('sync_waiters', 'fair_weight',   'integer'),
+    ('sync_holders', 'fair_key',      'text'),
     ('sync_lock_stats', 'lock_name',        'text'),
     ('sync_lock_stats', 'grants_immediate', 'bigint'),
     ('sync_lock_stats', 'grants_waited',    'bigint'),
@@ -176,10 +179,28 @@ SELECT is((SELECT count(*)::int FROM pg_catalog.pg_depend d
               AND d.deptype = 'e'),
           4, 'sync_limit and the three views belong to extension syncwf');
 SELECT is((SELECT extconfig FROM pg_catalog.pg_extension WHERE extname = 'syncwf'),
-          ARRAY['sync_limit'::regclass::oid, 'sync_launch_plan'::regclass::oid,
+          ARRAY['sync_limit'::regclass::oid, 'sync_fair_weight'::regclass::oid,
+                'sync_launch_plan'::regclass::oid,
                 'sync_execution'::regclass::oid, 'sync_launch_event'::regclass::oid,
                 'sync_launch_event_event_id_seq'::regclass::oid],
-          'sync_limit and the launch plan tables are extension configuration tables (their rows are dumped)');
+          'sync_limit, sync_fair_weight and the launch plan tables are extension configuration tables (their rows are dumped)');
+
+-- sync_fair_weight: weights of fair keys
+SELECT has_table('sync_fair_weight', 'table sync_fair_weight exists');
+SELECT columns_are('sync_fair_weight', ARRAY['pattern', 'fair_key', 'weight'],
+                   'sync_fair_weight columns are (pattern, fair_key, weight)');
+SELECT col_is_pk('sync_fair_weight', ARRAY['pattern', 'fair_key'],
+                 'sync_fair_weight primary key is (pattern, fair_key)');
+SELECT col_type_is('sync_fair_weight', 'weight', 'integer', 'sync_fair_weight.weight is integer');
+SELECT col_default_is('sync_fair_weight', 'weight', 1, 'sync_fair_weight.weight defaults to 1');
+SELECT col_has_check('sync_fair_weight', 'weight', 'sync_fair_weight.weight has a CHECK constraint');
+SELECT col_has_check('sync_fair_weight', 'pattern', 'sync_fair_weight.pattern has a CHECK constraint');
+SELECT col_has_check('sync_fair_weight', 'fair_key', 'sync_fair_weight.fair_key has a CHECK constraint');
+SELECT has_trigger('sync_fair_weight', 'sync_fair_weight_changed',
+                   'sync_fair_weight has its change trigger');
+SELECT col_type_is('sync_state', 'fair_key', 'text', 'sync_state.fair_key is text');
+SELECT col_is_null('sync_state', 'fair_key', 'sync_state.fair_key is nullable');
+SELECT col_hasnt_default('sync_state', 'fair_key', 'sync_state.fair_key has no default');
 SELECT is((SELECT extrelocatable FROM pg_catalog.pg_extension WHERE extname = 'syncwf'),
           false, 'syncwf is not relocatable');
 

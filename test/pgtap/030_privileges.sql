@@ -36,12 +36,12 @@ SELECT table_privs_are(v, 'public', ARRAY['SELECT'], format('PUBLIC may only SEL
 SELECT function_privs_are(f, a, 'public', ARRAY['EXECUTE'],
                           format('PUBLIC may EXECUTE %s(%s)', f, array_to_string(a, ', ')))
   FROM (VALUES
-    ('sync_acquire',          '{text,integer,interval,integer,text}'::name[]),
-    ('sync_acquire',          '{text[],integer,interval,integer,text}'),
+    ('sync_acquire',          '{text,integer,interval,integer,text,text}'::name[]),
+    ('sync_acquire',          '{text[],integer,interval,integer,text,text}'),
     ('sync_try_acquire',      '{text,integer,integer,text}'),
     ('sync_try_acquire',      '{text[],integer,integer,text}'),
-    ('sync_acquire_xact',     '{text,integer,interval,integer,text}'),
-    ('sync_acquire_xact',     '{text[],integer,interval,integer,text}'),
+    ('sync_acquire_xact',     '{text,integer,interval,integer,text,text}'),
+    ('sync_acquire_xact',     '{text[],integer,interval,integer,text,text}'),
     ('sync_try_acquire_xact', '{text,integer,integer,text}'),
     ('sync_try_acquire_xact', '{text[],integer,integer,text}'),
     ('sync_release',          '{text}'),
