@@ -16,7 +16,9 @@
  *		    extensions can name their wait events (WaitEventExtensionNew);
  *		    LockHeldByMe() gained "orstronger"
  *		18  RelationGetPrimaryKeyIndex() gained "deferrable_ok";
- *		    index_beginscan() gained an instrumentation argument
+ *		    index_beginscan() gained an instrumentation argument;
+ *		    extensions can keep cumulative statistics of their own
+ *		    (pgstat_register_kind)
  *
  * Owns no state but the per-process cache of the wait event ids (one copy
  * per translation unit that asks; WaitEventExtensionNew() returns the same
@@ -43,6 +45,15 @@
 
 #if PG_VERSION_NUM < 150000
 #error "syncwf needs PostgreSQL 15 or later"
+#endif
+
+/*
+ * 18 and later: the per-lock statistics are saved across a clean restart as
+ * custom cumulative statistics (stats_persist.c); before, they only live in
+ * shared memory.
+ */
+#if PG_VERSION_NUM >= 180000
+#define SYNC_HAVE_CUSTOM_STATS 1
 #endif
 
 /* The PGPROC number of this backend (an index into ProcGlobal->allProcs). */

@@ -18,6 +18,18 @@
  * semaphore cached there keeps it too.  Rows stay until sync_stats_reset()
  * or a restart.
  *
+ * Across a clean restart, on PostgreSQL 18 and later: at shutdown the
+ * checkpointer hands every row, as a SyncStatsSaved, to stats_persist.c,
+ * which stores it in the cumulative statistics system (sync_stats_save());
+ * at the next start the rows come back the first time any process uses
+ * them (attach, view, reset): sync_stats_restore_pending() calls the
+ * restore hook stats_persist.c set at load, once, with every partition
+ * held exclusive, and the hook hands each saved row to
+ * sync_stats_restore_row().  A lock that comes back later finds its row by
+ * its tag, as if the server had never stopped.  After a crash PostgreSQL
+ * discards every saved statistic, so the rows start from zero; before 18
+ * they start from zero at any restart.
+ *
  * Locking: the hash has SYNC_STATS_PARTITIONS partitions, each with an
  * LWLock (tranche "syncwf stats"), taken shared to find a row and attach
  * to it, exclusive to add or remove one; the view and a reset of every row
@@ -27,7 +39,8 @@
  * refcount counts the locks attached to it: a row is only removed at 0,
  * and zeroed instead while a lock still points to it.
  *
- * Layer 0: calls no other file of syncwf.
+ * Layer 0: calls no other file of syncwf (stats_persist.c, above, only
+ * through the restore hook it set).
  *
  *-------------------------------------------------------------------------
  */
@@ -42,6 +55,7 @@
 #include "utils/hsearch.h"
 #include "utils/timestamp.h"
 
+#include "compat.h"
 #include "stats.h"
 
 #define SYNC_STATS_TRANCHE		"syncwf stats"
@@ -59,6 +73,11 @@
 #define SYNC_HIST_OCTAVES		36
 #define SYNC_HIST_BUCKETS		(SYNC_HIST_EXACT + SYNC_HIST_SUB * SYNC_HIST_OCTAVES)
 
+/*
+ * Saved across a clean restart by position (SyncStatsSaved): a new counter
+ * takes a new position, before SC_NCOUNTERS; moving one changes
+ * SYNC_STATS_SAVED_FORMAT.
+ */
 typedef enum SyncStatsCounter
 {
 	SC_GRANTS_IMMEDIATE,
@@ -96,11 +115,19 @@ typedef struct SyncStatsShared
 	int32		max_lock_rows;	/* syncwf.stats_max_locks at start */
 	pg_atomic_uint32 nlock_rows;	/* rows of one lock each */
 	pg_atomic_uint32 nnamespace_rows;	/* rows "<namespace>/\*" */
+	pg_atomic_uint32 restored;	/* the saved rows are back (or none are
+								 * saved on this major) */
 	SyncStats	overflow;		/* the row "*", never in the hash */
 } SyncStatsShared;
 
 static SyncStatsShared *StatsShared = NULL;
 static HTAB *StatsHash = NULL;
+
+/* Set at load by stats_persist.c, on 18 and later (see the opening comment). */
+static SyncStatsRestoreHook restore_hook = NULL;
+
+static void sync_stats_lock_all(LWLockMode mode);
+static void sync_stats_unlock_all(void);
 
 /* Keys are lock tags, hashed and compared as the lock table does (names.h). */
 static uint32
@@ -174,6 +201,7 @@ sync_stats_shmem_init(int max_lock_rows)
 		StatsShared->max_lock_rows = max_lock_rows;
 		pg_atomic_init_u32(&StatsShared->nlock_rows, 0);
 		pg_atomic_init_u32(&StatsShared->nnamespace_rows, 0);
+		pg_atomic_init_u32(&StatsShared->restored, restore_hook == NULL);
 		memset(&StatsShared->overflow.key, 0, sizeof(SyncLockTag));
 		strcpy(StatsShared->overflow.key.name, "*");
 		sync_stats_init_row(&StatsShared->overflow, SYNC_ROW_OVERFLOW,
@@ -196,6 +224,24 @@ static LWLock *
 sync_stats_lock(uint32 hashcode)
 {
 	return &StatsShared->locks[hashcode % SYNC_STATS_PARTITIONS].lock;
+}
+
+/*
+ * Before the first use of the rows after a start, the saved ones come back
+ * (see the opening comment): once, by whichever process gets here first.
+ */
+static inline void
+sync_stats_restore_pending(void)
+{
+	if (likely(pg_atomic_read_u32(&StatsShared->restored) != 0))
+		return;
+	sync_stats_lock_all(LW_EXCLUSIVE);
+	if (pg_atomic_read_u32(&StatsShared->restored) == 0)
+	{
+		restore_hook();
+		pg_atomic_write_u32(&StatsShared->restored, 1);
+	}
+	sync_stats_unlock_all();
 }
 
 /* Take one of 'limit' places counted by 'n'; false if none is left. */
@@ -267,6 +313,7 @@ sync_stats_attach(const SyncLockTag *tag, uint32 hashcode)
 
 	if (StatsHash == NULL)
 		return NULL;
+	sync_stats_restore_pending();
 	s = sync_stats_find_or_add(tag, hashcode, SYNC_ROW_LOCK);
 	if (s != NULL)
 		return s;
@@ -491,6 +538,7 @@ sync_stats_snapshot(Oid dbid, SyncStatsRow **rows)
 	int			n = 0;
 	int			max;
 
+	sync_stats_restore_pending();
 	sync_stats_lock_all(LW_SHARED);
 	max = (int) hash_get_num_entries(StatsHash) + 1;
 	*rows = palloc(sizeof(SyncStatsRow) * max);
@@ -528,6 +576,7 @@ sync_stats_reset(Oid dbid, const char *name)
 {
 	TimestampTz now = GetCurrentTimestamp();
 
+	sync_stats_restore_pending();
 	if (name != NULL && strcmp(name, "*") == 0)
 		sync_stats_zero(&StatsShared->overflow, now);
 	else if (name != NULL)
@@ -564,3 +613,111 @@ sync_stats_reset(Oid dbid, const char *name)
 	}
 	return now;
 }
+
+#ifdef SYNC_HAVE_CUSTOM_STATS
+
+StaticAssertDecl(SC_NCOUNTERS <= SYNC_STATS_SAVED_COUNTERS,
+				 "a saved row has room for every counter");
+StaticAssertDecl(SYNC_HIST_BUCKETS == SYNC_STATS_SAVED_BUCKETS,
+				 "a saved row has the buckets of the histogram");
+
+/* At load: stats_persist.c restores the saved rows through 'hook'. */
+void
+sync_stats_set_restore_hook(SyncStatsRestoreHook hook)
+{
+	restore_hook = hook;
+}
+
+static void
+sync_stats_save_row(SyncStats *s, SyncStatsSaved *saved)
+{
+	memset(saved, 0, sizeof(*saved));
+	saved->tag = s->key;
+	saved->kind = s->kind;
+	saved->max_queue = pg_atomic_read_u32(&s->max_queue);
+	for (int i = 0; i < SC_NCOUNTERS; i++)
+		saved->counters[i] = pg_atomic_read_u64(&s->counters[i]);
+	for (int b = 0; b < SYNC_HIST_BUCKETS; b++)
+		saved->hist[b] = pg_atomic_read_u64(&s->hist[b]);
+}
+
+/*
+ * Hand every row (the overflow row if anything counts there) to 'save', as
+ * the checkpointer writes the statistics file at shutdown.  Returns how
+ * many, or -1 if the rows saved at the last shutdown were never restored
+ * (nothing used them since the start): those are still in the statistics
+ * system, to be written again as they are.
+ */
+int
+sync_stats_save(void (*save) (const SyncStatsSaved *saved, void *arg),
+				void *arg)
+{
+	HASH_SEQ_STATUS seq;
+	SyncStats  *s;
+	SyncStatsSaved saved;
+	int			n = 0;
+
+	if (StatsHash == NULL || pg_atomic_read_u32(&StatsShared->restored) == 0)
+		return -1;
+	sync_stats_lock_all(LW_SHARED);
+	hash_seq_init(&seq, StatsHash);
+	while ((s = hash_seq_search(&seq)) != NULL)
+	{
+		sync_stats_save_row(s, &saved);
+		save(&saved, arg);
+		n++;
+	}
+	if (sync_stats_in_use(&StatsShared->overflow))
+	{
+		sync_stats_save_row(&StatsShared->overflow, &saved);
+		save(&saved, arg);
+		n++;
+	}
+	sync_stats_unlock_all();
+	return n;
+}
+
+/*
+ * Put back one saved row, from the restore hook (every partition is held
+ * exclusive).  False if it is not a row, or there is no room for it: a
+ * lower syncwf.stats_max_locks than at the shutdown, a second copy of a row.
+ */
+bool
+sync_stats_restore_row(const SyncStatsSaved *saved)
+{
+	SyncStats  *s;
+	SyncLockTag key;
+	bool		found;
+
+	if (saved->kind > SYNC_ROW_OVERFLOW || saved->tag.name[0] == '\0' ||
+		memchr(saved->tag.name, '\0', sizeof(saved->tag.name)) == NULL)
+		return false;
+	if (saved->kind == SYNC_ROW_OVERFLOW)
+		s = &StatsShared->overflow;
+	else
+	{
+		memset(&key, 0, sizeof(key));
+		key.dbid = saved->tag.dbid;
+		strlcpy(key.name, saved->tag.name, sizeof(key.name));
+		if (!sync_stats_reserve(sync_stats_count_of(saved->kind),
+								saved->kind == SYNC_ROW_LOCK ?
+								StatsShared->max_lock_rows :
+								SYNC_STATS_NAMESPACE_ROWS))
+			return false;
+		s = hash_search(StatsHash, &key, HASH_ENTER_NULL, &found);
+		if (s == NULL || found)
+		{
+			pg_atomic_fetch_sub_u32(sync_stats_count_of(saved->kind), 1);
+			return false;
+		}
+		sync_stats_init_row(s, saved->kind, 0);
+	}
+	pg_atomic_write_u32(&s->max_queue, saved->max_queue);
+	for (int i = 0; i < SC_NCOUNTERS; i++)
+		pg_atomic_write_u64(&s->counters[i], saved->counters[i]);
+	for (int b = 0; b < SYNC_HIST_BUCKETS; b++)
+		pg_atomic_write_u64(&s->hist[b], saved->hist[b]);
+	return true;
+}
+
+#endif							/* SYNC_HAVE_CUSTOM_STATS */

@@ -59,4 +59,33 @@ extern void sync_stats_queued(SyncStats *s, int32 nwaiting);
 extern int	sync_stats_snapshot(Oid dbid, SyncStatsRow **rows);
 extern TimestampTz sync_stats_reset(Oid dbid, const char *name);
 
+/*
+ * A row as it is saved across a clean restart (PostgreSQL 18 and later,
+ * stats_persist.c).  Its size never changes, so that a file written by one
+ * build of syncwf can be read by the next: counters are kept by their
+ * position, with room for more of them; SYNC_STATS_SAVED_FORMAT changes
+ * whenever what a position means changes (the rows of an older format are
+ * then dropped, not restored).
+ */
+#define SYNC_STATS_SAVED_FORMAT		1
+#define SYNC_STATS_SAVED_COUNTERS	32
+#define SYNC_STATS_SAVED_BUCKETS	160
+
+typedef struct SyncStatsSaved
+{
+	SyncLockTag tag;			/* the row's name, zero padded */
+	uint8		kind;			/* lock, namespace or overflow row */
+	uint32		max_queue;
+	uint64		counters[SYNC_STATS_SAVED_COUNTERS];	/* unused ones are 0 */
+	uint64		hist[SYNC_STATS_SAVED_BUCKETS];
+} SyncStatsSaved;
+
+/* Called once, before the rows are first used, to restore the saved ones. */
+typedef void (*SyncStatsRestoreHook) (void);
+
+extern void sync_stats_set_restore_hook(SyncStatsRestoreHook hook);
+extern bool sync_stats_restore_row(const SyncStatsSaved *saved);
+extern int	sync_stats_save(void (*save) (const SyncStatsSaved *saved, void *arg),
+							void *arg);
+
 #endif							/* SYNC_STATS_H */

@@ -39,6 +39,7 @@
 #include "lock_table.h"
 #include "outbox.h"
 #include "stats.h"
+#include "stats_persist.h"
 #include "tokens.h"
 #include "wakeups.h"
 
@@ -256,6 +257,8 @@ _PG_init(void)
 
 	sync_define_gucs();
 	sync_worker_register();
+	/* on 18, per-lock statistics saved across a clean restart */
+	sync_stats_persist_init();
 
 	/* lower modules report upward through these */
 	sync_holders_init();
