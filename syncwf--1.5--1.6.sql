@@ -53,12 +53,14 @@ COMMENT ON VIEW sync_waiters IS 'One row per queue entry of the current database
 
 GRANT SELECT ON sync_holders, sync_waiters TO PUBLIC;
 
--- Per-lock statistics: grants, waits and how they ended, wait times from a
--- histogram, holds, the longest queue (src/stats.c).
+-- Per-lock statistics: grants, waits and how they ended (a timeout, a
+-- cancel, a deadlock), wait times from a histogram, holds, the longest
+-- queue (src/stats.c).
 CREATE FUNCTION sync_lock_stats_rows(OUT lock_name text,
                                      OUT grants_immediate bigint,
                                      OUT grants_waited bigint,
                                      OUT timeouts bigint, OUT cancels bigint,
+                                     OUT deadlocks bigint,
                                      OUT wait_count bigint,
                                      OUT wait_total interval,
                                      OUT wait_p50 interval, OUT wait_p99 interval,
@@ -73,7 +75,7 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
 CREATE VIEW sync_lock_stats AS
     SELECT lock_name, grants_immediate, grants_waited, timeouts, cancels,
-           wait_count, wait_total, wait_p50, wait_p99, wait_max,
+           deadlocks, wait_count, wait_total, wait_p50, wait_p99, wait_max,
            hold_count, hold_total, max_queue, stats_reset
       FROM sync_lock_stats_rows();
 COMMENT ON VIEW sync_lock_stats IS 'Per-lock statistics of the current database since the last reset: one row per lock, per namespace (''<kind>/<namespace>/*'') for locks beyond syncwf.stats_max_locks, ''*'' beyond that';

@@ -2,13 +2,14 @@
 -- lock_stats: the view sync_lock_stats and sync_stats_reset().  A lock
 -- gets its row at its first count and keeps it after it leaves the lock
 -- table; grants are counted as immediate or waited, waits by how they
--- ended (granted, timed out, cancelled), holds when they are released.
+-- ended (granted, timed out, cancelled; a deadlock's victim in the
+-- isolation spec deadlock), holds when they are released.
 -- Keyed requests of several holders make the queues here, in one session.
 --
 CREATE EXTENSION IF NOT EXISTS syncwf;
 CREATE VIEW pg_temp.st AS
     SELECT lock_name, grants_immediate AS imm, grants_waited AS waited,
-           timeouts, cancels, wait_count AS waits, hold_count AS holds,
+           timeouts, cancels, deadlocks, wait_count AS waits, hold_count AS holds,
            max_queue
       FROM sync_lock_stats WHERE lock_name LIKE '%/st/%' ORDER BY lock_name;
 

@@ -21,7 +21,7 @@
  *
  * Layer 6: calls layers 0-5 (client_wait.c, names.c, tables.c,
  * lock_table.c, queue_order.c, grant_rules.c, wait_queue.c, fair_weights.c,
- * request.c).
+ * request.c, deadlock.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -39,6 +39,7 @@
 
 #include "client_wait.h"
 #include "compat.h"
+#include "deadlock.h"
 #include "fair_weights.h"
 #include "grant_rules.h"
 #include "holds.h"
@@ -321,27 +322,35 @@ sync_report_unfit(const SyncUnfit *unfit)
 /*
  * Sleep on our latch until the request 'first' is granted.  Whoever grants
  * it sets our latch (for a waiter of a rate-limited semaphore, the rate
- * worker's pass, when the tokens come); nothing here polls.  Raises 55P03
- * at the deadline, and 22023 when a lowered limit or rate leaves the
- * request more slots than it has (sem_limits.c wakes us then).  A client that goes away meanwhile ends the
- * backend at once (client_wait.c), and the exit callback withdraws the
- * request.
+ * worker's pass, when the tokens come).  Raises 55P03 at the deadline, and
+ * 22023 when a lowered limit or rate leaves the request more slots than it
+ * has (sem_limits.c wakes us then).  Every deadlock_timeout it looks for a
+ * waits-for cycle through the request (deadlock.c; a look at the holders'
+ * PGPROCs unless one of them waits itself) and, if this backend is in one,
+ * withdraws the request and raises 40P01.  A client that goes away
+ * meanwhile ends the backend at once (client_wait.c), and the exit
+ * callback withdraws the request.
  */
 static void
 sync_wait_loop(SyncEntry *first, char **names, int nnames, int64 timeout_us)
 {
 	LWLock	   *partition = sync_partition_lock(first->lock->hashcode);
 	TimestampTz deadline = 0;
+	TimestampTz next_check;
 
 	if (timeout_us >= 0 &&
 		pg_add_s64_overflow(GetCurrentTimestamp(), timeout_us, &deadline))
 		deadline = PG_INT64_MAX;	/* later than any clock reading */
+	next_check = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+											 DeadlockTimeout);
 
 	for (;;)
 	{
 		bool		granted;
 		SyncUnfit	unfit;
-		long		sleep_ms = -1;
+		SyncDeadlock *deadlock;
+		TimestampTz now;
+		long		sleep_ms;
 
 		LWLockAcquire(partition, LW_SHARED);
 		granted = (first->state == SYNC_ENTRY_HELD);
@@ -355,19 +364,32 @@ sync_wait_loop(SyncEntry *first, char **names, int nnames, int64 timeout_us)
 			sync_report_unfit(&unfit);
 		}
 
-		if (timeout_us >= 0)
+		now = GetCurrentTimestamp();
+		if (timeout_us >= 0 && now >= deadline)
 		{
-			TimestampTz now = GetCurrentTimestamp();
-
-			if (now >= deadline)
-			{
-				waiting_entry = NULL;
-				sync_withdraw_request(first, SYNC_WAIT_TIMEOUT);
-				sync_report_timeout(names, nnames, timeout_us);
-			}
-			/* round up, so that we never wake before the deadline */
-			sleep_ms = (long) Min((deadline - now + 999) / 1000, (int64) INT_MAX);
+			waiting_entry = NULL;
+			sync_withdraw_request(first, SYNC_WAIT_TIMEOUT);
+			sync_report_timeout(names, nnames, timeout_us);
 		}
+		if (now >= next_check)
+		{
+			deadlock = sync_deadlock_check(first);
+			if (deadlock != NULL)
+			{
+				/* withdrawn before the next check may look */
+				waiting_entry = NULL;
+				sync_withdraw_request(first, SYNC_WAIT_DEADLOCK);
+				sync_deadlock_report(deadlock);
+			}
+			now = GetCurrentTimestamp();
+			next_check = TimestampTzPlusMilliseconds(now, DeadlockTimeout);
+		}
+
+		/* round up, so that we never wake before the deadline */
+		sleep_ms = (long) Min((next_check - now + 999) / 1000, (int64) INT_MAX);
+		if (timeout_us >= 0)
+			sleep_ms = Min(sleep_ms,
+						   (long) Min((deadline - now + 999) / 1000, (int64) INT_MAX));
 
 		/* also ends the backend (FATAL) if its client went away */
 		sync_sleep(sleep_ms, sync_wait_event(SYNC_WAIT_ACQUIRE));

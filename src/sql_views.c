@@ -158,24 +158,25 @@ sync_lock_stats_rows(PG_FUNCTION_ARGS)
 	for (int i = 0; i < nrows; i++)
 	{
 		SyncStatsRow *row = &rows[i];
-		Datum		values[14];
-		bool		nulls[14] = {false};
+		Datum		values[15];
+		bool		nulls[15] = {false};
 
 		values[0] = CStringGetTextDatum(row->name);
 		values[1] = Int64GetDatum(row->grants_immediate);
 		values[2] = Int64GetDatum(row->grants_waited);
 		values[3] = Int64GetDatum(row->timeouts);
 		values[4] = Int64GetDatum(row->cancels);
-		values[5] = Int64GetDatum(row->wait_count);
-		values[6] = sync_interval_datum(row->wait_total_us, &nulls[6]);
-		values[7] = sync_interval_datum(row->wait_p50_us, &nulls[7]);
-		values[8] = sync_interval_datum(row->wait_p99_us, &nulls[8]);
-		values[9] = sync_interval_datum(row->wait_count > 0 ? row->wait_max_us : -1,
-										&nulls[9]);
-		values[10] = Int64GetDatum(row->hold_count);
-		values[11] = sync_interval_datum(row->hold_total_us, &nulls[11]);
-		values[12] = Int32GetDatum(row->max_queue);
-		values[13] = TimestampTzGetDatum(row->reset_at);
+		values[5] = Int64GetDatum(row->deadlocks);
+		values[6] = Int64GetDatum(row->wait_count);
+		values[7] = sync_interval_datum(row->wait_total_us, &nulls[7]);
+		values[8] = sync_interval_datum(row->wait_p50_us, &nulls[8]);
+		values[9] = sync_interval_datum(row->wait_p99_us, &nulls[9]);
+		values[10] = sync_interval_datum(row->wait_count > 0 ? row->wait_max_us : -1,
+										 &nulls[10]);
+		values[11] = Int64GetDatum(row->hold_count);
+		values[12] = sync_interval_datum(row->hold_total_us, &nulls[12]);
+		values[13] = Int32GetDatum(row->max_queue);
+		values[14] = TimestampTzGetDatum(row->reset_at);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;

@@ -84,6 +84,7 @@ typedef enum SyncStatsCounter
 	SC_GRANTS_WAITED,
 	SC_TIMEOUTS,
 	SC_CANCELS,
+	SC_DEADLOCKS,
 	SC_WAIT_TOTAL,
 	SC_WAIT_MAX,
 	SC_HOLD_COUNT,
@@ -423,7 +424,8 @@ sync_stats_wait_ended(SyncStats *s, SyncWaitEnd how, TimestampTz since)
 {
 	if (s == NULL)
 		return;
-	sync_stats_add(s, how == SYNC_WAIT_TIMEOUT ? SC_TIMEOUTS : SC_CANCELS, 1);
+	sync_stats_add(s, how == SYNC_WAIT_TIMEOUT ? SC_TIMEOUTS :
+				   how == SYNC_WAIT_DEADLOCK ? SC_DEADLOCKS : SC_CANCELS, 1);
 	sync_stats_wait(s, since, GetCurrentTimestamp());
 }
 
@@ -484,6 +486,7 @@ sync_stats_copy(SyncStats *s, SyncStatsRow *row)
 	row->grants_waited = (int64) pg_atomic_read_u64(&s->counters[SC_GRANTS_WAITED]);
 	row->timeouts = (int64) pg_atomic_read_u64(&s->counters[SC_TIMEOUTS]);
 	row->cancels = (int64) pg_atomic_read_u64(&s->counters[SC_CANCELS]);
+	row->deadlocks = (int64) pg_atomic_read_u64(&s->counters[SC_DEADLOCKS]);
 	row->wait_total_us = (int64) pg_atomic_read_u64(&s->counters[SC_WAIT_TOTAL]);
 	row->wait_max_us = (int64) pg_atomic_read_u64(&s->counters[SC_WAIT_MAX]);
 	row->hold_count = (int64) pg_atomic_read_u64(&s->counters[SC_HOLD_COUNT]);

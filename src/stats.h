@@ -20,7 +20,8 @@ typedef struct SyncStats SyncStats;
 typedef enum SyncWaitEnd
 {
 	SYNC_WAIT_TIMEOUT,			/* its timeout passed */
-	SYNC_WAIT_CANCEL			/* anything else: cancel, error, withdrawal */
+	SYNC_WAIT_CANCEL,			/* anything else: cancel, error, withdrawal */
+	SYNC_WAIT_DEADLOCK			/* its waiter was a deadlock's victim */
 } SyncWaitEnd;
 
 /* A copy of one row, for the view. */
@@ -31,6 +32,7 @@ typedef struct SyncStatsRow
 	int64		grants_waited;
 	int64		timeouts;
 	int64		cancels;
+	int64		deadlocks;
 	int64		wait_count;
 	int64		wait_total_us;
 	int64		wait_p50_us;	/* -1: no wait yet */

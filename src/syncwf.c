@@ -28,6 +28,7 @@
 #include "utils/resowner.h"
 
 #include "controllers.h"
+#include "deadlock.h"
 #include "fair_weights.h"
 #include "guc.h"
 #include "holders.h"
@@ -75,6 +76,7 @@ syncwf_shmem_request(void)
 	sync_controllers_shmem_request();
 	sync_holders_shmem_request();
 	sync_stats_shmem_request();
+	sync_deadlock_shmem_request();
 }
 
 /* shmem_startup_hook: create or attach to every module's structures. */
@@ -92,6 +94,7 @@ syncwf_shmem_startup(void)
 	sync_holders_shmem_init();
 	sync_wakeups_shmem_init();
 	sync_stats_shmem_init(sync_stats_max_locks);
+	sync_deadlock_shmem_init();
 	LWLockRelease(AddinShmemInitLock);
 }
 

@@ -3,7 +3,7 @@
 -- checks accept and refuse), the monitoring views and their column types,
 -- and the syncwf_admin role.
 BEGIN;
-SELECT plan(119);
+SELECT plan(120);
 
 -- sync_limit ---------------------------------------------------------------
 SELECT has_table('sync_limit', 'table sync_limit exists');
@@ -119,9 +119,9 @@ SELECT is(
     (SELECT array_agg(attname::text ORDER BY attnum) FROM pg_catalog.pg_attribute
       WHERE attrelid = 'sync_lock_stats'::regclass AND attnum > 0 AND NOT attisdropped),
     ARRAY['lock_name', 'grants_immediate', 'grants_waited', 'timeouts', 'cancels',
-          'wait_count', 'wait_total', 'wait_p50', 'wait_p99', 'wait_max',
+          'deadlocks', 'wait_count', 'wait_total', 'wait_p50', 'wait_p99', 'wait_max',
           'hold_count', 'hold_total', 'max_queue', 'stats_reset'],
-    'sync_lock_stats columns are (lock_name, grants_immediate, grants_waited, timeouts, cancels, wait_count, wait_total, wait_p50, wait_p99, wait_max, hold_count, hold_total, max_queue, stats_reset)');
+    'sync_lock_stats columns are (lock_name, grants_immediate, grants_waited, timeouts, cancels, deadlocks, wait_count, wait_total, wait_p50, wait_p99, wait_max, hold_count, hold_total, max_queue, stats_reset)');
 
 SELECT col_type_is(v, c, t, format('%s.%s is %s', v, c, t))
   FROM (VALUES
@@ -152,6 +152,7 @@ SELECT col_type_is(v, c, t, format('%s.%s is %s', v, c, t))
     ('sync_lock_stats', 'grants_waited',    'bigint'),
     ('sync_lock_stats', 'timeouts',         'bigint'),
     ('sync_lock_stats', 'cancels',          'bigint'),
+    ('sync_lock_stats', 'deadlocks',        'bigint'),
     ('sync_lock_stats', 'wait_count',       'bigint'),
     ('sync_lock_stats', 'wait_total',       'interval'),
     ('sync_lock_stats', 'wait_p50',         'interval'),

@@ -70,6 +70,7 @@ my %want = (
 	syncwf_lock_stats_grants_waited_total => 'counter',
 	syncwf_lock_stats_timeouts_total => 'counter',
 	syncwf_lock_stats_cancels_total => 'counter',
+	syncwf_lock_stats_deadlocks_total => 'counter',
 	syncwf_lock_stats_wait_count_total => 'counter',
 	syncwf_lock_stats_wait_seconds_total => 'counter',
 	syncwf_lock_stats_hold_count_total => 'counter',
@@ -295,14 +296,14 @@ sub check_mirror
 {
 	my ($m, $when) = @_;
 	my @rows = map { [ split /\|/, $_, -1 ] } split /\n/, sq(q{
-SELECT lock_name, grants_immediate, grants_waited, timeouts, cancels, wait_count,
-       coalesce(extract(epoch FROM wait_total), 0), hold_count,
+SELECT lock_name, grants_immediate, grants_waited, timeouts, cancels, deadlocks,
+       wait_count, coalesce(extract(epoch FROM wait_total), 0), hold_count,
        coalesce(extract(epoch FROM hold_total), 0), max_queue,
        extract(epoch FROM stats_reset), extract(epoch FROM wait_p50),
        extract(epoch FROM wait_p99), extract(epoch FROM wait_max)
   FROM sync_lock_stats ORDER BY lock_name});
 	my @cols = qw(grants_immediate_total grants_waited_total timeouts_total cancels_total
-	  wait_count_total wait_seconds_total hold_count_total hold_seconds_total max_queue
+	  deadlocks_total wait_count_total wait_seconds_total hold_count_total hold_seconds_total max_queue
 	  reset_timestamp_seconds);
 	is_deeply(
 		label_values($m, 'syncwf_lock_stats_grants_immediate_total', 'lock_name'),
@@ -310,7 +311,7 @@ SELECT lock_name, grants_immediate, grants_waited, timeouts, cancels, wait_count
 		"$when: one series per row of sync_lock_stats");
 	is_deeply(
 		label_values($m, 'syncwf_lock_stats_wait_max_seconds', 'lock_name'),
-		[ sort map { $_->[0] } grep { $_->[5] > 0 } @rows ],
+		[ sort map { $_->[0] } grep { $_->[6] > 0 } @rows ],
 		"$when: wait percentiles for the rows that counted a wait, only");
 	my $bad = 0;
 	for my $r (@rows)
@@ -375,11 +376,11 @@ is(scalar(@wrong_db), 0, 'every syncwf_ sample has datname="postgres"');
 
 # The workload's counts, exactly.
 my %stats = (
-	'mtx/app/a' => [ 3, 0, 0, 0, 0, 3, 0 ],
-	'mtx/app/b' => [ 1, 1, 0, 0, 1, 2, 1 ],
-	'mtx/app/c' => [ 1, 0, 1, 0, 1, 1, 1 ]);
+	'mtx/app/a' => [ 3, 0, 0, 0, 0, 0, 3, 0 ],
+	'mtx/app/b' => [ 1, 1, 0, 0, 0, 1, 2, 1 ],
+	'mtx/app/c' => [ 1, 0, 1, 0, 0, 1, 1, 1 ]);
 my @count_cols = qw(grants_immediate_total grants_waited_total timeouts_total cancels_total
-  wait_count_total hold_count_total max_queue);
+  deadlocks_total wait_count_total hold_count_total max_queue);
 for my $lock (sort keys %stats)
 {
 	is_deeply(
