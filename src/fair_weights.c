@@ -121,22 +121,12 @@ sync_fair_lookup_plan(Oid relid)
 	if (lookup_plan == NULL || lookup_plan_relid != relid)
 	{
 		Oid			argtypes[2] = {TEXTARRAYOID, TEXTOID};
-		char	   *query;
-		SPIPlanPtr	plan;
 
-		query = psprintf("SELECT pattern, weight FROM %s"
-						 " WHERE pattern OPERATOR(pg_catalog.=) ANY ($1)"
-						 " AND fair_key OPERATOR(pg_catalog.=) $2",
-						 sync_qualified(relid));
-		plan = SPI_prepare(query, 2, argtypes);
-		if (plan == NULL)
-			elog(ERROR, "SPI_prepare failed for \"%s\": %s",
-				 query, SPI_result_code_string(SPI_result));
-		if (SPI_keepplan(plan) != 0)
-			elog(ERROR, "SPI_keepplan failed");
-		if (lookup_plan != NULL)
-			SPI_freeplan(lookup_plan);
-		lookup_plan = plan;
+		lookup_plan = sync_prepare_kept(psprintf("SELECT pattern, weight FROM %s"
+												 " WHERE pattern OPERATOR(pg_catalog.=) ANY ($1)"
+												 " AND fair_key OPERATOR(pg_catalog.=) $2",
+												 sync_qualified(relid)),
+										2, argtypes, lookup_plan);
 		lookup_plan_relid = relid;
 	}
 	return lookup_plan;

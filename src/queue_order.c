@@ -235,7 +235,9 @@ sync_fair_retag_after(SyncLock *lock, SyncEntry *from)
  * Tag a pending entry and put it into its lock's queue (see the fair
  * queueing rule at the top of this file).  One walk from the tail finds
  * the entry's predecessor of its key, or failing that the head of its
- * priority; with one key in the queue, that is the tail.
+ * priority; with one key in the queue, that is the tail.  One that goes
+ * before the head (a higher priority) is placed at once, whatever the
+ * length of the queue, as sync_ordered_insert() places it.
  */
 static void
 sync_fair_insert(SyncLock *lock, SyncEntry *entry)
@@ -245,6 +247,16 @@ sync_fair_insert(SyncLock *lock, SyncEntry *entry)
 	SyncEntry  *head = NULL;	/* of its priority */
 	dlist_iter	iter;
 
+	if (dlist_is_empty(&lock->waiters) ||
+		entry->priority > dlist_head_element(SyncEntry, lock_link,
+											 &lock->waiters)->priority)
+	{
+		/* the first of its priority: at the head, whatever the queue's length */
+		entry->fair_tag = 0;
+		entry->fair_retag = false;
+		dlist_push_head(&lock->waiters, &entry->lock_link);
+		return;
+	}
 	dlist_reverse_foreach(iter, &lock->waiters)
 	{
 		SyncEntry  *o = dlist_container(SyncEntry, lock_link, iter.cur);

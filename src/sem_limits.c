@@ -256,21 +256,11 @@ sync_lookup_plan(Oid relid)
 {
 	if (lookup_plan == NULL || lookup_plan_relid != relid)
 	{
-		char	   *query;
 		Oid			argtypes[1] = {TEXTARRAYOID};
-		SPIPlanPtr	plan;
 
-		query = psprintf("%s WHERE name OPERATOR(pg_catalog.=) ANY ($1)",
-						 sync_limit_select(relid));
-		plan = SPI_prepare(query, 1, argtypes);
-		if (plan == NULL)
-			elog(ERROR, "SPI_prepare failed for \"%s\": %s",
-				 query, SPI_result_code_string(SPI_result));
-		if (SPI_keepplan(plan) != 0)
-			elog(ERROR, "SPI_keepplan failed");
-		if (lookup_plan != NULL)
-			SPI_freeplan(lookup_plan);
-		lookup_plan = plan;
+		lookup_plan = sync_prepare_kept(psprintf("%s WHERE name OPERATOR(pg_catalog.=) ANY ($1)",
+												 sync_limit_select(relid)),
+										1, argtypes, lookup_plan);
 		lookup_plan_relid = relid;
 	}
 	return lookup_plan;

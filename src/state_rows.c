@@ -200,12 +200,7 @@ sync_plan(StatePlan which)
 
 	sql = psprintf(def->sql,
 				   sync_qualified(def->on_controller ? t->controller : t->state));
-	plan = SPI_prepare(sql, def->nargs, (Oid *) def->types);
-	if (plan == NULL)
-		elog(ERROR, "SPI_prepare failed for \"%s\": %s", sql,
-			 SPI_result_code_string(SPI_result));
-	if (SPI_keepplan(plan) != 0)
-		elog(ERROR, "SPI_keepplan failed");
+	plan = sync_prepare_kept(sql, def->nargs, (Oid *) def->types, NULL);
 	plans[which] = plan;
 	return plan;
 }

@@ -202,6 +202,25 @@ sync_limit_relid(void)
 }
 
 /*
+ * Prepare 'sql' and keep the plan for the life of the backend, freeing
+ * 'old' (NULL: none), the plan it replaces.  Caller is connected to SPI.
+ */
+SPIPlanPtr
+sync_prepare_kept(const char *sql, int nargs, Oid *types, SPIPlanPtr old)
+{
+	SPIPlanPtr	plan = SPI_prepare(sql, nargs, types);
+
+	if (plan == NULL)
+		elog(ERROR, "SPI_prepare failed for \"%s\": %s", sql,
+			 SPI_result_code_string(SPI_result));
+	if (SPI_keepplan(plan) != 0)
+		elog(ERROR, "SPI_keepplan failed");
+	if (old != NULL)
+		SPI_freeplan(old);
+	return plan;
+}
+
+/*
  * One of the launch-plan tables (sync_execution, sync_launch_event), in the
  * extension's schema; an error if it is missing.
  */
@@ -378,16 +397,8 @@ sync_exec_owned(SyncOwnedPlan *plan, Datum *values, const char *nulls,
 	{
 		char	   *sql = psprintf(plan->sql,
 								   quote_identifier(get_namespace_name(found_tables.schema)));
-		SPIPlanPtr	p = SPI_prepare(sql, plan->nargs, plan->types);
 
-		if (p == NULL)
-			elog(ERROR, "SPI_prepare failed for \"%s\": %s", sql,
-				 SPI_result_code_string(SPI_result));
-		if (SPI_keepplan(p) != 0)
-			elog(ERROR, "SPI_keepplan failed");
-		if (plan->plan != NULL)
-			SPI_freeplan(plan->plan);
-		plan->plan = p;
+		plan->plan = sync_prepare_kept(sql, plan->nargs, plan->types, plan->plan);
 		plan->relid = found_tables.state;
 	}
 	GetUserIdAndSecContext(&save_userid, &save_sec_context);

@@ -50,6 +50,8 @@ typedef struct SyncOwnedPlan
 	Oid			relid;
 } SyncOwnedPlan;
 
+extern SPIPlanPtr sync_prepare_kept(const char *sql, int nargs, Oid *types,
+								    SPIPlanPtr old);
 extern int	sync_search_path_restrict(void);
 extern void sync_search_path_restore(int nestlevel);
 
