@@ -13,12 +13,14 @@
  * key of weight 1.  Weights are read as committed, like limits
  * (sem_limits.c): a change takes effect when its transaction commits.
  *
- * A request reads the weight of its key on each lock it names before it
- * takes any partition lock (holds.c, keyed_ops.c), through a backend-local
- * cache that every committed change to the table invalidates: it bumps
+ * A request with a fair key names one lock (sync_fair_request_weight()
+ * says why), and reads the weight of its key on that lock before it takes
+ * any partition lock (holds.c, keyed_ops.c), through a backend-local cache
+ * that every committed change to the table invalidates: it bumps
  * sync_shmem->fair_generation, and a backend that finds the generation
  * moved empties its cache.  So a request of a key costs one index scan of
- * the table per lock the first time, none after.
+ * the table per lock the first time, none after.  Rebuilding keyed holds
+ * (keyed_load.c) reads each row's weight the same way.
  *
  * A change is collected by the triggers on the table (triggers.c calls
  * sync_fair_weights_changed()); just before commit the whole table is read
@@ -231,6 +233,28 @@ sync_fair_weight_of(const char *lock_name, const char *fair_key)
 		entry->weight = weight;
 	}
 	return weight;
+}
+
+/*
+ * The weight of a request's fair key (NULL: none, weight 1) on the lock it
+ * names.  A fair key is for a request of one lock: requests of several
+ * locks are granted all or nothing, and only because any two of them are
+ * in the same order in every queue they share (queue time and arrival are
+ * global) can they never wait for each other; fair tags depend on each
+ * queue's other entries, and would break that.  No LWLock may be held.
+ */
+int32
+sync_fair_request_weight(char **names, int nnames, const char *fair_key)
+{
+	if (fair_key == NULL)
+		return 1;
+	if (nnames > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("fair_key is for requests of one lock, and this one names %d", nnames),
+				 errdetail("Requests of several locks are queued in the same order in every queue they share, so that two of them never wait for each other; fair keys would order each queue differently."),
+				 errhint("Leave fair_key NULL, or request the locks one by one.")));
+	return sync_fair_weight_of(names[0], fair_key);
 }
 
 /* A trigger on sync_fair_weight saw a change of this transaction. */

@@ -587,10 +587,14 @@ sync_acquire_locks(char **names, int nnames, int32 priority, int32 slots,
 	int			error;
 	bool		granted;
 	SyncQueueFull full;
+	int32		fair_weight;
 
 	sync_holds_setup();
-	sync_check_fair_request(fair_key, nnames);
+	/* read before any partition is taken (fair_weights.c) */
+	fair_weight = sync_fair_request_weight(names, nnames, fair_key);
 	sync_request_init(&req, names, nnames, slots, shared);
+	req.fair_key = fair_key;
+	req.fair_weight = fair_weight;
 
 	/*
 	 * Locks this session holds already count once and keep their token, if
@@ -615,15 +619,6 @@ sync_acquire_locks(char **names, int nnames, int32 priority, int32 slots,
 	{
 		sync_promote_holds(&req, scope);
 		return true;
-	}
-	if (fair_key != NULL)
-	{
-		/* read before any partition is taken (fair_weights.c) */
-		req.fair_key = fair_key;
-		req.fair_weights = palloc(sizeof(int32) * nnames);
-		for (int i = 0; i < nnames; i++)
-			req.fair_weights[i] = req.needed[i] ?
-				sync_fair_weight_of(names[i], fair_key) : 1;
 	}
 
 	for (int attempt = 1;; attempt++)

@@ -337,14 +337,8 @@ sync_keyed_request_rows(SyncKeyedRequest *kr, SyncKeyedResult *results)
 void
 sync_keyed_request(SyncKeyedRequest *kr, SyncKeyedResult *results)
 {
-	sync_check_fair_request(kr->fair_key, kr->nnames);
-	if (kr->fair_key != NULL)
-	{
-		/* read before any LWLock is taken (fair_weights.c) */
-		kr->fair_weights = palloc(sizeof(int32) * kr->nnames);
-		for (int i = 0; i < kr->nnames; i++)
-			kr->fair_weights[i] = sync_fair_weight_of(kr->names[i], kr->fair_key);
-	}
+	/* read before any LWLock is taken (fair_weights.c) */
+	kr->fair_weight = sync_fair_request_weight(kr->names, kr->nnames, kr->fair_key);
 	sync_keyed_request_controller(kr);
 	kr->limit_relid = sync_tables(true)->limit;
 	switch (sync_holders_request(kr, results))

@@ -388,7 +388,7 @@ sync_holders_request(SyncKeyedRequest *kr, SyncKeyedResult *results)
 	sync_request_init(&req, kr->names, kr->nnames, kr->slots, kr->shared);
 	req.limit_relid = kr->limit_relid;
 	req.fair_key = kr->fair_key;
-	req.fair_weights = kr->fair_weights;
+	req.fair_weight = kr->fair_weight;
 	sync_reserve_entries(&req);
 	for (int attempt = 1;; attempt++)
 	{

@@ -52,7 +52,7 @@ typedef struct SyncKeyedRequest
 	int			controller_slot;	/* -1: none */
 	bool		controller_beating; /* inactive, heartbeat written now */
 	Oid			limit_relid;
-	int32	   *fair_weights;	/* of fair_key on each lock; NULL: all 1 */
+	int32		fair_weight;	/* of fair_key on the one lock; 1 without */
 
 	/* set by sync_holders_request() */
 	SyncEntry **entries;		/* the request's entries, names[] order */

@@ -175,24 +175,6 @@ sync_check_fair_key(const char *key)
 					 errhint("Use printable characters only.")));
 }
 
-/*
- * A fair key is for a request of one lock.  Requests of several locks are
- * granted all or nothing, and only because any two of them are in the same
- * order in every queue they share (queue time and arrival are global) can
- * they never wait for each other; fair tags depend on each queue's other
- * entries, and would break that.
- */
-void
-sync_check_fair_request(const char *fair_key, int nnames)
-{
-	if (fair_key != NULL && nnames > 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("fair_key is for requests of one lock, and this one names %d", nnames),
-				 errdetail("Requests of several locks are queued in the same order in every queue they share, so that two of them never wait for each other; fair keys would order each queue differently."),
-				 errhint("Leave fair_key NULL, or request the locks one by one.")));
-}
-
 /* See SyncPatternCandidate in names.h. */
 void
 sync_pattern_candidates_init(SyncPatternCandidate *c, const char *key)

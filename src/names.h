@@ -114,7 +114,6 @@ extern SyncLockKind sync_parse_lock_name(const char *name);
 extern bool sync_lock_is_launch_plan(const char *name);
 extern void sync_check_key(const char *key, const char *what);
 extern void sync_check_fair_key(const char *key);
-extern void sync_check_fair_request(const char *fair_key, int nnames);
 extern void sync_check_ident(const char *value, const char *what, bool slash_ok);
 extern int64 sync_interval_us(Interval *iv);
 

@@ -81,6 +81,7 @@ sync_request_init(AcquireRequest *req, char **names, int nnames,
 	}
 	req->slots = slots;
 	req->shared = shared;
+	req->fair_weight = 1;
 }
 
 /*
@@ -184,8 +185,7 @@ sync_bind_entry(AcquireRequest *req, int i, SyncLock *lock, uint64 request_id,
 	e->queued_at = now;
 	e->slots = req->kinds[i] == SYNC_KIND_SEMAPHORE ? req->slots : 1;
 	e->shared = req->kinds[i] == SYNC_KIND_MUTEX && req->shared;
-	sync_entry_set_fair(e, req->fair_key,
-						req->fair_weights ? req->fair_weights[i] : 1);
+	sync_entry_set_fair(e, req->fair_key, req->fair_weight);
 	e->state = SYNC_ENTRY_FREE; /* in no list yet */
 }
 

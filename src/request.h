@@ -33,9 +33,9 @@ typedef struct AcquireRequest
 	SyncEntry **entries;		/* reserved shared entries, or NULL */
 	int32		slots;			/* slots of each semaphore (1 for mutexes) */
 	bool		shared;			/* shared holds of the mutexes */
-	const char *fair_key;		/* NULL: none (queue_order.c) */
-	int32	   *fair_weights;	/* weight of fair_key on each lock; NULL:
-								 * 1 on every lock */
+	const char *fair_key;		/* NULL: none (queue_order.c); a request
+								 * with one names one lock */
+	int32		fair_weight;	/* weight of fair_key on that lock; 1 */
 	int32		failed_limit;	/* SYNC_BIND_TOO_MANY_SLOTS: the limit, */
 	bool		failed_rate;	/* ... of the semaphore's rate if set */
 	bool		placeholders;	/* local placeholders were added */
