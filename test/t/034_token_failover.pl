@@ -53,6 +53,7 @@ sub configure
 shared_preload_libraries = 'syncwf'
 syncwf.database = 'postgres'
 wal_log_hints = on
+wal_keep_size = '256MB'
 log_min_messages = log
 });
 	return;
