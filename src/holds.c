@@ -19,7 +19,7 @@
  * functions here.  Locking: the local hash is backend-local; shared
  * entries are touched under their partition locks (lock_table.c).
  *
- * Layer 6: calls layers 0-5 (client_wait.c, names.c, tables.c,
+ * Layer 6: calls layers 0-5 (client_wait.c, names.c, tables.c, tokens.c,
  * lock_table.c, queue_order.c, grant_rules.c, wait_queue.c, fair_weights.c,
  * request.c, deadlock.c).
  *
@@ -46,6 +46,7 @@
 #include "queue_order.h"
 #include "request.h"
 #include "tables.h"
+#include "tokens.h"
 #include "wait_queue.h"
 
 typedef struct LocalHold
@@ -508,6 +509,40 @@ sync_wait_for_grant(AcquireRequest *req, SyncEntry *first, int64 timeout_us)
 }
 
 /*
+ * The request is granted and its holds recorded: hand out its tokens only
+ * once the synchronous standbys have the reservation that covers them
+ * (tokens.c), so that no later primary can hand out the same values.  If
+ * that wait is canceled (or the backend terminated), release what the
+ * request took and fail: the client never sees those tokens.
+ */
+static void
+sync_confirm_tokens(AcquireRequest *req, const int64 *tokens)
+{
+	uint64		highest = 0;
+
+	for (int i = 0; i < req->nnames; i++)
+		if (req->needed[i])
+			highest = Max(highest, (uint64) tokens[i]);
+	if (sync_tokens_confirm(highest))
+		return;
+	for (int i = 0; i < req->nnames; i++)
+	{
+		LocalHold  *hold;
+
+		if (!req->needed[i])
+			continue;
+		hold = hash_search(local_holds, req->names[i], HASH_FIND, NULL);
+		sync_release_entry(hold->entry);
+		sync_forget_local(hold);
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_QUERY_CANCELED),
+			 errmsg("canceling the acquire: its fencing token is not yet known to the synchronous standby"),
+			 errdetail("The wait for synchronous replication of the token reservation was canceled; the locks were released."),
+			 errhint("Acquire again once the synchronous standby is reachable.")));
+}
+
+/*
  * After a successful session-scope request: the transaction-scope holds it
  * named, which the session already had, now last for the session (the
  * longer scope wins).  Only after success, so that a failed request changes
@@ -692,6 +727,7 @@ sync_acquire_locks(char **names, int nnames, int32 priority, int32 slots,
 			n_xact_holds++;
 		tokens[i] = (int64) req.entries[i]->token;
 	}
+	sync_confirm_tokens(&req, tokens);
 	sync_promote_holds(&req, scope);
 	return true;
 }

@@ -27,6 +27,23 @@
 #include "keyed_ops.h"
 #include "reconcile.h"
 #include "sql_common.h"
+#include "tokens.h"
+
+/*
+ * A grant is about to be reported: first make sure the synchronous
+ * standbys have every keyed commit that PostgreSQL made visible without
+ * them (tokens.c); if that wait is canceled, report nothing.
+ */
+static void
+sync_require_replicated(void)
+{
+	if (!sync_commits_replicated(true))
+		ereport(ERROR,
+				(errcode(ERRCODE_QUERY_CANCELED),
+				 errmsg("canceling: a grant is not yet known to the synchronous standby"),
+				 errdetail("A commit of keyed holds became visible on this server without the synchronous standby's acknowledgement, and the wait for it was canceled."),
+				 errhint("Ask again once the synchronous standby is reachable.")));
+}
 
 /*
  * sync_request(lock_name, holder, priority, controller, lease, queued_at,
@@ -65,6 +82,12 @@ sync_request_common(FunctionCallInfo fcinfo, char **names, int nnames, bool with
 	InitMaterializedSRF(fcinfo, 0);
 	sync_enter(SYNC_ENTER_KEYED_DB | SYNC_ENTER_WRITE | SYNC_ENTER_LOADED, NULL);
 	sync_keyed_request(&kr, results);
+	for (int i = 0; i < nnames; i++)
+		if (results[i].held)
+		{
+			sync_require_replicated();
+			break;
+		}
 	for (int i = 0; i < nnames; i++)
 	{
 		Datum		values[4];
@@ -163,8 +186,10 @@ sync_is_held(PG_FUNCTION_ARGS)
 	bool		has_token = (PG_NARGS() > 2 && !PG_ARGISNULL(2));
 
 	sync_enter(SYNC_ENTER_KEYED_DB | SYNC_ENTER_LOADED, NULL);
+	/* not while a grant may be missing on the synchronous standby */
 	PG_RETURN_BOOL(sync_keyed_is_held(name, holder, has_token,
-									  has_token ? PG_GETARG_INT64(2) : 0));
+									  has_token ? PG_GETARG_INT64(2) : 0) &&
+				   sync_commits_replicated(false));
 }
 
 /* sync_wait(lock_name, holder, timeout): block until held; its token. */
@@ -179,6 +204,7 @@ sync_wait(PG_FUNCTION_ARGS)
 
 	sync_enter(SYNC_ENTER_KEYED_DB | SYNC_ENTER_WRITE | SYNC_ENTER_LOADED, NULL);
 	sync_keyed_wait(&name, 1, holder, timeout_us, &token);
+	sync_require_replicated();
 	PG_RETURN_INT64(token);
 }
 
@@ -195,6 +221,7 @@ sync_wait_array(PG_FUNCTION_ARGS)
 
 	sync_enter(SYNC_ENTER_KEYED_DB | SYNC_ENTER_WRITE | SYNC_ENTER_LOADED, NULL);
 	sync_keyed_wait(names, nnames, holder, timeout_us, tokens);
+	sync_require_replicated();
 	PG_RETURN_ARRAYTYPE_P(sync_tokens_array(tokens, nnames));
 }
 

@@ -138,6 +138,8 @@ syncwf_xact_callback(XactEvent event, void *arg)
 		case XACT_EVENT_COMMIT:
 			sync_limits_at_commit();
 			sync_fair_weights_at_commit();
+			if (sync_keyed_xact_pending())
+				sync_tokens_note_commit();
 			sync_keyed_xact_at_commit();
 			break;
 		case XACT_EVENT_ABORT:
@@ -259,6 +261,8 @@ _PG_init(void)
 						 "then restart the server.")));
 
 	sync_define_gucs();
+	/* fencing-token reservations are WAL records, replayed by standbys */
+	sync_tokens_register_rmgr();
 	sync_worker_register();
 	/* on 18, per-lock statistics saved across a clean restart */
 	sync_stats_persist_init();
