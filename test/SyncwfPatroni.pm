@@ -299,9 +299,11 @@ sub write_configs
 							max_wal_senders => 10,
 							max_replication_slots => 10,
 							wal_keep_size => '128MB',
-							# a standby whose walreceiver found no slot on
-							# the new primary yet retries after 1 s, not 5
-							wal_retrieve_retry_interval => '1s',
+							# a standby whose primary went away tries the
+							# next one (Patroni's new primary_conninfo)
+							# after 0.2 s, not 5: strict mode holds every
+							# grant of a new primary back until then
+							wal_retrieve_retry_interval => '200ms',
 							max_connections => 60,
 							shared_preload_libraries => 'syncwf',
 							'syncwf.database' => 'postgres',

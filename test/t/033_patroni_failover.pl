@@ -10,9 +10,13 @@
 # synchronous_mode and synchronous_mode_strict on (strict mode is switched
 # on with PATCH /config once the cluster is up: Patroni 3.0.2, Debian 12's,
 # can hang bootstrapping with it, fixed in 3.0.4); use_pg_rewind with
-# wal_log_hints; shared_preload_libraries = 'syncwf' and syncwf.database =
-# 'postgres' on every node; hba trust on 127.0.0.1 for replication and
-# users.
+# wal_log_hints; no replication slots (a new leader creates them only
+# after its post-promotion checkpoint, and strict mode holds every grant
+# back until a standby attaches; wal_keep_size keeps the WAL instead);
+# wal_retrieve_retry_interval 200 ms; shared_preload_libraries = 'syncwf'
+# and syncwf.database = 'postgres' on every node; hba trust on 127.0.0.1
+# for replication and users. A frozen leader's Patroni is not resumed:
+# see scenario 3.
 #
 # Clients (test/syncwf_ha_client.py, psycopg2, Patroni's own dependency),
 # connected with host=127.0.0.1,127.0.0.1,127.0.0.1 port=p1,p2,p3
