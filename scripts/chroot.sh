@@ -6,8 +6,9 @@
 # A chroot is built from Debian's own packages: debootstrap --variant=minbase
 # of the suite that carries the major (17: trixie, 18: sid), then Debian's
 # postgresql-N, -server-dev-N, -pgtap, -cron, pgbouncer,
-# prometheus-postgres-exporter, patroni and etcd (the HA test) and the Perl
-# test modules. It lives outside
+# prometheus-postgres-exporter, patroni with python3-etcd (its etcd and
+# etcd3 DCS; patroni depends on one of several DCS clients and apt may pick
+# another) and etcd (the HA test) and the Perl test modules. It lives outside
 # the clone, in $SYNCWF_CACHE (default /var/cache/syncwf), as pgN-SUITE/,
 # and is reused while its stamp file matches the recipe below. A changed
 # recipe number or suite rebuilds it; a package list that only grew installs
@@ -46,7 +47,7 @@ chroot_packages() {
     local m="$1"
     echo "postgresql-$m postgresql-server-dev-$m postgresql-$m-pgtap postgresql-$m-cron" \
          "pgbouncer prometheus-postgres-exporter libipc-run-perl libtap-parser-sourcehandler-pgtap-perl" \
-         "patroni etcd-server etcd-client" \
+         "patroni python3-etcd etcd-server etcd-client" \
          "make gcc libc6-dev" \
          "procps ca-certificates"
 }

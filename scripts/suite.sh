@@ -58,11 +58,16 @@ VALGRIND="${SYNCWF_VALGRIND:-0}"
 [[ "$VALGRIND" == 0 || -z "$VALGRIND" ]] && VALGRIND=0 || VALGRIND=1
 
 # Beyond what setup.sh installs: Debian's pgbouncer, which the Perl TAP
-# test 021_pgbouncer runs in front of its server, and its
+# test 021_pgbouncer runs in front of its server, its
 # prometheus-postgres-exporter, which 032_postgres_exporter runs with
-# docs/postgres_exporter.yaml. Inside a chroot they are there already (see
-# scripts/chroot.sh); one that lacks them gets them here, as the host does.
-SUITE_PACKAGES=(pgbouncer prometheus-postgres-exporter)
+# docs/postgres_exporter.yaml, and patroni, etcd-server and etcd-client,
+# with which 033_patroni_failover runs a three-node cluster, and
+# python3-etcd, which Patroni's etcd3 section needs (patroni depends on
+# one of python3-etcd, -consul, -kazoo, ...: apt may pick another); its
+# clients use python3-psycopg2, a dependency of patroni. Inside a chroot
+# they are there already (see scripts/chroot.sh); one that lacks them gets
+# them here, as the host does.
+SUITE_PACKAGES=(pgbouncer prometheus-postgres-exporter patroni python3-etcd etcd-server etcd-client)
 if [[ "${SYNCWF_NO_BUILD:-0}" == 1 ]]; then
     ensure_packages "${SUITE_PACKAGES[@]}"; ensure_pg_user; load_pg_paths
 elif [[ "$VALGRIND" == 1 ]]; then
