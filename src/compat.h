@@ -267,4 +267,19 @@ sync_create_session_wait_set(int nevents)
 #endif
 }
 
+/*
+ * Whether synchronous standbys are named, as the checkpointer has told
+ * WalSndCtl -- the test PostgreSQL's commits make before they wait for one.
+ * Minor releases of 2025 replaced the bool sync_standbys_defined by the
+ * flags sync_standbys_status (every major at once, so the guard is the
+ * flag's own macro).  Call with WalSndCtl attached
+ * (replication/walsender_private.h).
+ */
+#ifdef SYNC_STANDBY_DEFINED
+#define sync_standbys_named() \
+	((WalSndCtl->sync_standbys_status & SYNC_STANDBY_DEFINED) != 0)
+#else
+#define sync_standbys_named() (WalSndCtl->sync_standbys_defined)
+#endif
+
 #endif							/* SYNCWF_COMPAT_H */

@@ -85,6 +85,7 @@
 #include "storage/shmem.h"
 #include "utils/timestamp.h"
 
+#include "compat.h"
 #include "tokens.h"
 
 #define SYNC_TOKENS_TRANCHE		"syncwf tokens"
@@ -328,15 +329,16 @@ sync_next_token(void)
 }
 
 /*
- * Does this session's synchronous_commit ask for synchronous replication,
- * and are synchronous standbys named?  (Whether any is connected does not
- * matter: as for a commit, a wait then lasts until one is.)
+ * Would a commit of this session wait for synchronous standbys now?  Its
+ * synchronous_commit asks for them, and standbys are named (as the
+ * checkpointer has told shared memory; whether any is connected does not
+ * matter: a wait then lasts until one is).  This is SyncRepWaitForLSN()'s
+ * own test, so a false here means it would not wait either.
  */
 static bool
 sync_rep_asked(void)
 {
-	return SyncRepRequested() && SyncRepStandbyNames != NULL &&
-		SyncRepStandbyNames[0] != '\0';
+	return SyncRepRequested() && sync_standbys_named();
 }
 
 /*
@@ -382,8 +384,9 @@ sync_tokens_confirm(uint64 token)
 
 	if (likely(token < pg_atomic_read_u64(&Tokens->token_confirmed)))
 		return true;
-	if (RecoveryInProgress())
-		return true;			/* a standby's own tokens */
+	/* no synchronous standby to wait for; or a standby's own tokens */
+	if (!sync_rep_asked() || RecoveryInProgress())
+		return true;
 	LWLockAcquire(Tokens->lock, LW_SHARED);
 	lsn = Tokens->reserve_lsn;
 	upto = pg_atomic_read_u64(&Tokens->token_reserved);
@@ -393,7 +396,7 @@ sync_tokens_confirm(uint64 token)
 
 	SyncRepWaitForLSN(lsn, false);
 	if (!sync_rep_asked())
-		return true;
+		return true;			/* no longer asked for meanwhile */
 	acked = sync_rep_acked(lsn, false);
 	if (acked)
 		sync_atomic_advance(&Tokens->token_confirmed, upto);
