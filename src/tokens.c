@@ -12,11 +12,11 @@
  *
  *	- a reservation: a value that no token handed out so far reaches.  A
  *	  backend about to hand out a token at or past it first reserves
- *	  SYNC_TOKEN_BLOCK (2^20) tokens further on: it durably writes the new value to
- *	  $PGDATA/syncwf.token (for a crash restart of this server, whose redo
- *	  may begin after the reservation's WAL record), then writes a WAL
- *	  record of syncwf's resource manager and flushes it (one flush per
- *	  block of grants).  A standby replays the record into its own
+ *	  SYNC_TOKEN_BLOCK (2^20) tokens further on: it durably writes the new
+ *	  value to $PGDATA/syncwf.token (for a crash restart of this server,
+ *	  whose redo may begin after the reservation's WAL record), then writes
+ *	  a WAL record of syncwf's resource manager and flushes it (one flush
+ *	  per block of grants).  A standby replays the record into its own
  *	  reservation and file, so it knows every token the primary may have
  *	  handed out once the record has reached it;
  *	- a promotion: the first token a server hands out once it is no longer
@@ -55,9 +55,16 @@
  * reservation file written by hand) logs a WARNING when it starts above the
  * limit or hands out the token 2^53.
  *
- * Shared state: the counter, the reservation, the confirmed reservation and
- * the largest reservation known from the file or from replay are atomics
- * in this file's own block (SyncTokens); writing a new reservation (file,
+ * The same block keeps whether keyed commits have reached the synchronous
+ * standbys: a commit that PostgreSQL made visible without their
+ * acknowledgement (a canceled wait) is remembered until they have it, and
+ * sync_commits_replicated() tells the callers that report grants.
+ *
+ * Shared state: the counter, the reservation, the confirmed reservation,
+ * the largest reservation known from the file or from replay, whether this
+ * server hands out tokens as a primary, and the end of a keyed commit not
+ * yet acknowledged are atomics in this file's own block (SyncTokens);
+ * writing a new reservation (file,
  * WAL record, reserve_lsn) and taking over as a primary are serialized by
  * its one LWLock (tranche "syncwf tokens"), which is taken after partition
  * locks and before PostgreSQL's WAL locks.
