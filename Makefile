@@ -26,8 +26,10 @@ OBJS         = src/controllers.o src/fair_weights.o src/guc.o src/holders.o src/
                src/tables.o src/tokens.o src/triggers.o src/wait_queue.o \
                src/worker.o src/client_wait.o src/wakeups.o src/keyed_wait.o \
                src/keyed_events.o src/stats.o src/stats_persist.o src/deadlock.o
-DATA         = syncwf--1.0.sql syncwf--1.1.sql syncwf--1.2.sql syncwf--1.3.sql \
-               syncwf--1.4.sql syncwf--1.5.sql syncwf--1.6.sql \
+# One full install script per release line, as contrib does: the first
+# (1.0) and the current one; every other version installs as 1.0 plus the
+# update scripts (CREATE EXTENSION syncwf VERSION '1.3' follows the chain).
+DATA         = syncwf--1.0.sql syncwf--1.6.sql \
                syncwf--1.0--1.1.sql syncwf--1.1--1.2.sql syncwf--1.2--1.3.sql \
                syncwf--1.3--1.4.sql syncwf--1.4--1.5.sql syncwf--1.5--1.6.sql
 PGFILEDESC   = "syncwf - in-database mutexes and semaphores with wait queues"

@@ -174,6 +174,11 @@ build_and_install() {
     "${mk[@]}" -j"$jobs" >"$SYNCWF_BUILD_DIR/build.log" 2>&1 \
         || { cat "$SYNCWF_BUILD_DIR/build.log"; die "build failed (PostgreSQL $PG_MAJOR)"; }
     log "installing syncwf"
+    # Scripts an earlier install left that this tree no longer ships (the
+    # full install scripts of older versions) would install those versions
+    # instead of the update chain: remove them first.
+    as_root "${mk[@]}" uninstall >/dev/null 2>&1 || true
+    as_root rm -f "$("$PG_CONFIG" --sharedir)"/extension/syncwf--*.sql
     as_root "${mk[@]}" install >/dev/null || die "make install failed"
 }
 

@@ -11,7 +11,7 @@
 --                      not empty, at most 63 bytes, no "/", no controls
 --     version, execution_id
 --                      not empty, at most 255 bytes, no control characters
---   SQL (syncwf--1.3.sql): sync_limit.name, sync_controller.controller,
+--   SQL (syncwf--1.6.sql): sync_limit.name, sync_controller.controller,
 --   sync_launch_plan's identifiers, sync_execution.execution_id.  Their
 --   [:cntrl:] is PostgreSQL's, whatever the locale: U+0000-U+001F and
 --   U+007F-U+009F.

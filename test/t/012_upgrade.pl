@@ -22,7 +22,11 @@
 #    collation, ACL), constraints, indexes, triggers, rules, policies, view
 #    definitions and comments; sequences; types; the extension's
 #    configuration tables.  So does every other version that has an update
-#    path to the default one, updated in a database of its own.  The
+#    path to the default one, updated in a database of its own (each
+#    installed with CREATE EXTENSION syncwf VERSION 'x', which runs
+#    syncwf--1.0.sql and the update chain up to x: the repository keeps the
+#    full install scripts of 1.0 and of the default version only, as
+#    checked here).  The
 #    comparison is checked to notice each kind of change it claims to see;
 #  - (b) the holds survived the update and still work: the views and tables
 #    are as before (same holders, tokens, queues and positions, executions);
@@ -40,6 +44,8 @@
 use strict;
 use warnings FATAL => 'all';
 
+use File::Basename qw(dirname);
+use File::Spec;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -262,6 +268,15 @@ my @sources = split /\n/, $node->safe_psql('postgres', qq{
 	 ORDER BY source});
 ok(scalar(grep { $_ eq '1.0' } @sources), "an update path leads from 1.0 to $default")
   or diag('versions with an update path: ' . join(', ', @sources));
+
+# One full install script per release line: the base (1.0) and the
+# default version; every other version installs as 1.0 plus its updates.
+my $root = File::Spec->catdir(dirname(File::Spec->rel2abs(__FILE__)), '..', '..');
+opendir my $rdh, $root or die "cannot open $root: $!";
+my @full = sort map { /^syncwf--([0-9.]+)\.sql$/ ? $1 : () } readdir $rdh;
+closedir $rdh;
+is(join(' ', @full), "1.0 $default",
+	"the repository keeps the full install scripts of 1.0 and $default only");
 
 # --- version 1.0, with holds of every kind ------------------------------------
 $node->safe_psql('postgres', q{
