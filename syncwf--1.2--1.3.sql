@@ -3,8 +3,9 @@
 -- complain if script is sourced in psql, rather than via ALTER EXTENSION
 \echo Use "ALTER EXTENSION syncwf UPDATE TO '1.3'" to load this file. \quit
 
--- Each change below is also in syncwf--1.3.sql, which installs 1.3 from
--- scratch; test/t/012_upgrade.pl checks that both give the same objects.
+-- Each change below is also in the current full script (syncwf--1.6.sql);
+-- test/t/012_upgrade.pl checks that 1.0 updated through this script and
+-- the rest of the chain gives the same objects as that script.
 
 -- Names as long as Argo's (varchar(256), docs/argo.md): a limit name of
 -- 256 bytes (its lock, "sem/" and the name, 260), a controller of 256.

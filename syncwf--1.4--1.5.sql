@@ -3,8 +3,9 @@
 -- complain if script is sourced in psql, rather than via ALTER EXTENSION
 \echo Use "ALTER EXTENSION syncwf UPDATE TO '1.5'" to load this file. \quit
 
--- Each change below is also in syncwf--1.5.sql, which installs 1.5 from
--- scratch; test/t/012_upgrade.pl checks that both give the same objects.
+-- Each change below is also in the current full script (syncwf--1.6.sql);
+-- test/t/012_upgrade.pl checks that 1.0 updated through this script and
+-- the rest of the chain gives the same objects as that script.
 
 -- A cap on each semaphore's queue.  NULL (every existing row): no cap.
 -- Adding a nullable column without a default rewrites nothing, and the
