@@ -27,7 +27,7 @@ write_report() {
     PARTIAL_NOTE=
     if ((PARTIAL)); then
         ran=
-        for n in 1 2 3 4 5 6 7 8 9 10 11; do want "$n" && ran+=" $n"; done
+        for c in "${CMPS[@]}"; do want "$c" && ran+=" $c"; done
         PARTIAL_NOTE="
 **Partial run** (BENCH_ONLY=\`$BENCH_ONLY\`): only comparisons$ran ran; the others are marked not run.
 "
