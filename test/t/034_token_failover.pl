@@ -81,23 +81,32 @@ sub tokens_of_each_kind
 	return ($s, $x, $k);
 }
 
+# A streaming standby $name of $leader (from a new backup $bk), made its
+# synchronous standby.
+sub sync_standby_of
+{
+	my ($leader, $name, $bk) = @_;
+	$leader->backup($bk);
+	my $node = PostgreSQL::Test::Cluster->new($name);
+	$node->init_from_backup($leader, $bk, has_streaming => 1);
+	$node->append_conf('postgresql.conf',
+		"cluster_name = '$name'\nsynchronous_standby_names = ''\n");
+	$node->start;
+	$leader->append_conf('postgresql.conf', "synchronous_standby_names = '$name'\n");
+	$leader->reload;
+	$leader->poll_query_until('postgres',
+		"SELECT sync_state = 'sync' FROM pg_stat_replication WHERE application_name = '$name'")
+	  or die "$name did not become a synchronous standby";
+	return $node;
+}
+
 # --- (a) the promoted standby is above the old primary's tokens -------------
 my $primary = PostgreSQL::Test::Cluster->new('primary');
 $primary->init(allows_streaming => 1);
 configure($primary);
 $primary->start;
 $primary->safe_psql('postgres', $setup);
-$primary->backup('bk');
-
-my $standby = PostgreSQL::Test::Cluster->new('standby');
-$standby->init_from_backup($primary, 'bk', has_streaming => 1);
-$standby->append_conf('postgresql.conf', "cluster_name = 'standby'\n");
-$standby->start;
-$primary->append_conf('postgresql.conf', "synchronous_standby_names = 'standby'\n");
-$primary->reload;
-$primary->poll_query_until('postgres',
-	"SELECT sync_state = 'sync' FROM pg_stat_replication WHERE application_name = 'standby'")
-  or die 'the standby did not become synchronous';
+my $standby = sync_standby_of($primary, 'standby', 'bk');
 
 # Tokens far ahead of every clock: plant the primary's reservation file
 # 10^12 us (11.6 days) ahead, and restart it.
@@ -151,23 +160,6 @@ for my $i (0 .. 2)
 
 # --- (b) a planned switchover to a second standby ---------------------------
 # (the Patroni test, 033, switches over and rewinds real nodes)
-sub sync_standby_of
-{
-	my ($leader, $name, $bk) = @_;
-	$leader->backup($bk);
-	my $node = PostgreSQL::Test::Cluster->new($name);
-	$node->init_from_backup($leader, $bk, has_streaming => 1);
-	$node->append_conf('postgresql.conf',
-		"cluster_name = '$name'\nsynchronous_standby_names = ''\n");
-	$node->start;
-	$leader->append_conf('postgresql.conf', "synchronous_standby_names = '$name'\n");
-	$leader->reload;
-	$leader->poll_query_until('postgres',
-		"SELECT sync_state = 'sync' FROM pg_stat_replication WHERE application_name = '$name'")
-	  or die "$name did not become a synchronous standby";
-	return $node;
-}
-
 my $second = sync_standby_of($standby, 'second', 'bk2');
 my @mid = tokens_of_each_kind($standby, 'b1');
 for my $i (0 .. 2)
