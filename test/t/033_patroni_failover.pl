@@ -268,9 +268,30 @@ sub rejoin
 
 sub log_size { my $f = $c->node($_[0])->{log}; return -s $f // 0; }
 
+my @scen;    # { name, t_fail, t_end, old, new, failover, rewound, ... }
+
+# The end of every scenario, once $new leads: the first grant there and
+# every kind of client working, the old leader's Patroni started again
+# where the scenario killed it (restart_patroni), the old leader back as a
+# streaming standby, the workers where they belong; the scenario's figures
+# (and %extra) go to @scen.
+sub scenario_end
+{
+	my ($name, $old, $new, $t_fail, $since, %extra) = @_;
+	my $restart = delete $extra{restart_patroni};
+	my $tg = first_grant($new, $t_fail, 60);
+	ok($tg, "$name: a client was granted on the new primary $new") or bail("$name: no grant");
+	ok(wait_grants($new, $t_fail, 60, 2), "$name: every kind of client works on $new");
+	$c->start_patroni($old) if $restart;
+	my (undef, $rw) = rejoin($name, $old, $since);
+	check_workers($name, $new);
+	push @scen, { name => $name, t_fail => $t_fail, old => $old, new => $new,
+		failover => $tg - $t_fail, rewound => $rw, %extra };
+	return;
+}
+
 # --- scenarios -----------------------------------------------------------------
 
-my @scen;    # { name, t_fail, t_end, old, new, failover, rewound, ... }
 my $window_start = $T0;
 
 check_workers('bootstrap', $leader);
@@ -289,14 +310,7 @@ check_workers('bootstrap', $leader);
 	poll_until(10, 0.1, sub { !alive($pm) });
 	my $new = poll_until($TTL + 30, 0.1, sub { my $l = $c->leader; $l && $l ne $old ? $l : undef });
 	ok($new, "kill9: $new took the leader key") or bail('kill9: no new leader');
-	my $tg = first_grant($new, $t_fail, 60);
-	ok($tg, "kill9: a client was granted on the new primary $new") or bail('kill9: no grant');
-	ok(wait_grants($new, $t_fail, 60, 2), "kill9: every kind of client works on $new");
-	$c->start_patroni($old);
-	my (undef, $rw) = rejoin('kill9', $old, $since);
-	check_workers('kill9', $new);
-	push @scen, { name => 'kill9', t_fail => $t_fail, old => $old, new => $new,
-		failover => $tg - $t_fail, rewound => $rw };
+	scenario_end('kill9', $old, $new, $t_fail, $since, restart_patroni => 1);
 }
 
 # 2. a planned switchover to the synchronous standby
@@ -326,13 +340,7 @@ check_workers('bootstrap', $leader);
 	my $new = poll_until(30, 0.1, sub { my $l = $c->leader; $l && $l ne $old ? $l : undef });
 	is($new, $cand, "switchover: $cand took the leader key");
 	$new //= $cand;
-	my $tg = first_grant($new, $t_fail, 60);
-	ok($tg, "switchover: a client was granted on the new primary $new") or bail('switchover: no grant');
-	ok(wait_grants($new, $t_fail, 60, 2), "switchover: every kind of client works on $new");
-	my (undef, $rw) = rejoin('switchover', $old, $since);
-	check_workers('switchover', $new);
-	push @scen, { name => 'switchover', t_fail => $t_fail, old => $old, new => $new,
-		failover => $tg - $t_fail, rewound => $rw };
+	scenario_end('switchover', $old, $new, $t_fail, $since);
 }
 
 # 3. the leader's Patroni frozen, its PostgreSQL serving on; fenced
@@ -358,15 +366,8 @@ check_workers('bootstrap', $leader);
 		  && $_->{t} > $t_fail } @{ $c->events };
 	note(sprintf('freeze: %d grants seen on the frozen leader %s between the freeze and the fence',
 		scalar(@zombie), $old));
-	my $tg = first_grant($new, $t_fail, 60);
-	ok($tg, "freeze: a client was granted on the new primary $new") or bail('freeze: no grant');
-	ok(wait_grants($new, $t_fail, 60, 2), "freeze: every kind of client works on $new");
-	$c->start_patroni($old);
-	my (undef, $rw) = rejoin('freeze', $old, $since);
-	check_workers('freeze', $new);
-	push @scen, { name => 'freeze', t_fail => $t_fail, old => $old, new => $new,
-		failover => $tg - $t_fail, rewound => $rw, t_fence => $t_fence,
-		frozen_grants => scalar(@zombie) };
+	scenario_end('freeze', $old, $new, $t_fail, $since, restart_patroni => 1,
+		t_fence => $t_fence, frozen_grants => scalar(@zombie));
 }
 
 ok(wait_grants(undef, time, 60, 1), 'the clients work after the last scenario');
