@@ -13,19 +13,30 @@
 
 EXTENSION    = syncwf
 MODULE_big   = syncwf
-OBJS         = src/controllers.o src/fair_weights.o src/guc.o src/holders.o src/holds.o \
-               src/keyed_load.o src/keyed_ops.o src/keyed_request.o src/keyed_xact.o \
-               src/grant_rules.o src/launch.o \
-               src/launch_direct.o src/launch_rows.o src/sem_limits.o \
-               src/lock_table.o src/names.o \
-               src/outbox.o src/queue_order.o src/rate_limits.o src/reconcile.o \
-               src/request.o src/sql_common.o \
-               src/sql_keyed.o src/sql_launch.o src/sql_session.o \
-               src/sql_views.o src/state_direct.o src/state_rows.o \
-               src/status.o src/syncwf.o \
-               src/tables.o src/tokens.o src/triggers.o src/wait_queue.o \
-               src/worker.o src/client_wait.o src/wakeups.o src/keyed_wait.o \
-               src/keyed_events.o src/stats.o src/stats_persist.o src/deadlock.o
+# One folder a subsystem, bottom to top; each calls only those above it in
+# this list (src/README.md).
+OBJS         = src/core/client_wait.o src/core/guc.o src/core/holder_wakeups.o \
+               src/core/names.o src/core/notify_payloads.o \
+               src/core/owner_statements.o src/core/privileges.o \
+               src/core/table_lookup.o src/core/table_rows.o \
+               src/core/tokens.o \
+               src/engine/backend_holds.o src/engine/deadlock.o \
+               src/engine/fair_weights.o src/engine/grant_rules.o \
+               src/engine/lock_table.o src/engine/outbox.o \
+               src/engine/queue_order.o src/engine/rate_limits.o \
+               src/engine/request.o src/engine/sem_limits.o src/engine/stats.o \
+               src/engine/stats_persist.o src/engine/wait_queue.o \
+               src/keyed/controllers.o src/keyed/holder_table.o \
+               src/keyed/keyed_load.o src/keyed/keyed_ops.o \
+               src/keyed/keyed_request.o src/keyed/keyed_wait.o \
+               src/keyed/keyed_xact.o src/keyed/state_heap.o \
+               src/keyed/state_spi.o src/keyed/view_snapshots.o \
+               src/launch/launch_heap.o src/launch/launch_policy.o \
+               src/launch/launch_spi.o src/launch/reconcile.o \
+               src/entry/sql_common.o src/entry/sql_keyed.o \
+               src/entry/sql_launch.o src/entry/sql_session.o \
+               src/entry/sql_views.o src/entry/syncwf.o src/entry/triggers.o \
+               src/entry/worker.o
 # One full install script per release line, as contrib does: the first
 # (1.0) and the current one; every other version installs as 1.0 plus the
 # update scripts (CREATE EXTENSION syncwf VERSION '1.3' follows the chain).
@@ -54,6 +65,9 @@ PG_CFLAGS    = -Wall -Wextra -Werror -Wno-unused-parameter \
 # with_llvm = yes and would then need clang at build and install time.
 # `override` beats the plain assignment in Makefile.global.
 override with_llvm = no
+
+# An out-of-tree (VPATH) build needs the object folders of src/.
+$(shell mkdir -p $(sort $(dir $(OBJS))))
 
 # Test suites for installcheck.  sql/ and expected/ sit at the top, as PGXS
 # expects; the isolation specs live in test/isolation/{specs,expected}.

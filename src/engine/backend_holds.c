@@ -1,0 +1,749 @@
+/*-------------------------------------------------------------------------
+ *
+ * backend_holds.c
+ *		This backend's holds: acquiring (with or without waiting), releasing,
+ *		and letting go of everything at transaction end, at savepoint
+ *		rollback and at backend exit.
+ *
+ * Each backend keeps a local hash of the locks it holds, name -> shared
+ * entry.  Only the owning backend frees its entries, so the pointers stay
+ * valid while they are in the local hash.  A session holds a lock at most
+ * once: acquiring a lock it already holds, with the same slots and mode,
+ * returns the existing token; with others, it is an error.
+ *
+ * While a backend waits, its queue entries are remembered in waiting_entry
+ * so that an error (cancel, statement_timeout, our own timeout) or exit
+ * withdraws them at once and lets the queue behind them move.
+ *
+ * The transaction callbacks are syncwf.c's; it calls the sync_holds_at_*
+ * functions here.  Locking: the local hash is backend-local; shared
+ * entries are touched under their partition locks (lock_table.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "common/int.h"
+#include "miscadmin.h"
+#include "storage/ipc.h"
+#include "storage/proc.h"
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+#include "utils/wait_event.h"
+
+#include "engine/engine_internal.h"
+
+typedef struct LocalHold
+{
+	char		name[SYNC_NAME_BUFLEN]; /* hash key */
+	SyncEntry  *entry;			/* NULL while the request is being made */
+	SyncScope	scope;
+	SubTransactionId subid;		/* transaction scope: who acquired it */
+} LocalHold;
+
+static HTAB *local_holds = NULL;
+static int	n_xact_holds = 0;
+
+/* The request this backend is waiting for, if any. */
+static SyncEntry *waiting_entry = NULL;
+
+static void sync_backend_exit(int code, Datum arg);
+
+/*
+ * First use in this backend: the local hash and the exit hook.  Called by
+ * every function here that can leave state behind.
+ */
+static void
+sync_holds_setup(void)
+{
+	HASHCTL		ctl;
+
+	if (local_holds != NULL)
+		return;
+
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.keysize = SYNC_NAME_BUFLEN;
+	ctl.entrysize = sizeof(LocalHold);
+	ctl.hcxt = TopMemoryContext;
+	local_holds = hash_create("syncwf local holds", 64, &ctl,
+							  HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
+	before_shmem_exit(sync_backend_exit, (Datum) 0);
+}
+
+/* Release one held entry and hand its slot on. */
+static void
+sync_release_entry(SyncEntry *entry)
+{
+	SyncLock   *lock = entry->lock;
+	LWLock	   *partition = sync_partition_lock(lock->hashcode);
+
+	LWLockAcquire(partition, LW_EXCLUSIVE);
+	Assert(entry->state == SYNC_ENTRY_HELD);
+	sync_holder_unlink(entry);
+	sync_entry_free(entry);
+	sync_grant_waiters(lock);
+	sync_lock_idle(lock);
+	LWLockRelease(partition);
+	sync_grant_deferred();
+}
+
+static void
+sync_forget_local(LocalHold *hold)
+{
+	if (hold->scope == SYNC_SCOPE_XACT && hold->entry != NULL)
+		n_xact_holds--;
+	hash_search(local_holds, hold->name, HASH_REMOVE, NULL);
+}
+
+/* Release every hold matching the filter; returns how many. */
+typedef bool (*HoldFilter) (LocalHold *hold, SubTransactionId subid);
+
+static bool
+filter_all(LocalHold *hold, SubTransactionId subid)
+{
+	return true;
+}
+
+static bool
+filter_xact(LocalHold *hold, SubTransactionId subid)
+{
+	return hold->scope == SYNC_SCOPE_XACT;
+}
+
+static bool
+filter_subxact(LocalHold *hold, SubTransactionId subid)
+{
+	return hold->scope == SYNC_SCOPE_XACT && hold->subid == subid;
+}
+
+static int
+sync_release_matching(HoldFilter filter, SubTransactionId subid)
+{
+	HASH_SEQ_STATUS status;
+	LocalHold  *hold;
+	int			released = 0;
+
+	if (local_holds == NULL)
+		return 0;
+
+	/* removing the current element during hash_seq_search is allowed */
+	hash_seq_init(&status, local_holds);
+	while ((hold = hash_seq_search(&status)) != NULL)
+	{
+		if (hold->entry == NULL || !filter(hold, subid))
+			continue;
+		sync_release_entry(hold->entry);
+		sync_forget_local(hold);
+		released++;
+	}
+	return released;
+}
+
+/*
+ * PREPARE TRANSACTION: transaction-scope holds cannot be handed to a
+ * prepared transaction.
+ */
+void
+sync_holds_at_prepare(void)
+{
+	if (n_xact_holds > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot PREPARE a transaction that holds syncwf transaction-scoped locks"),
+				 errhint("Release them with sync_release() first, or take them with sync_acquire() (session scope).")));
+}
+
+/*
+ * Transaction end (commit or abort), once the transaction has released its
+ * heavyweight locks: transaction-scope holds end, so that whoever is
+ * granted one next never finds this transaction's locks (such as a
+ * pg_advisory_xact_lock taken with it) still held.
+ */
+void
+sync_holds_at_xact_end(void)
+{
+	if (n_xact_holds > 0)
+		sync_release_matching(filter_xact, InvalidSubTransactionId);
+}
+
+/* Abort: the request we were waiting for is withdrawn at once. */
+void
+sync_holds_at_abort(void)
+{
+	if (waiting_entry != NULL)
+	{
+		sync_withdraw_request(waiting_entry, SYNC_WAIT_CANCEL);
+		waiting_entry = NULL;
+	}
+}
+
+/* Savepoint rollback: the holds taken since it end. */
+void
+sync_holds_at_subabort(SubTransactionId subid)
+{
+	if (n_xact_holds > 0)
+		sync_release_matching(filter_subxact, subid);
+}
+
+/* Savepoint release: its holds now belong to the parent. */
+void
+sync_holds_at_subcommit(SubTransactionId subid, SubTransactionId parent)
+{
+	HASH_SEQ_STATUS status;
+	LocalHold  *hold;
+
+	if (n_xact_holds == 0)
+		return;
+	hash_seq_init(&status, local_holds);
+	while ((hold = hash_seq_search(&status)) != NULL)
+		if (hold->scope == SYNC_SCOPE_XACT && hold->subid == subid)
+			hold->subid = parent;
+}
+
+/* before_shmem_exit: a backend that ends lets go of everything at once. */
+static void
+sync_backend_exit(int code, Datum arg)
+{
+	/* we may be exiting on an error raised while an LWLock was held */
+	LWLockReleaseAll();
+
+	if (waiting_entry != NULL)
+	{
+		sync_withdraw_request(waiting_entry, SYNC_WAIT_CANCEL);
+		waiting_entry = NULL;
+	}
+	sync_release_matching(filter_all, InvalidSubTransactionId);
+}
+
+/*
+ * Raise the timeout error for a request.  The caller has withdrawn it.
+ */
+static void
+sync_report_timeout(char **names, int nnames, int64 timeout_us)
+{
+	if (nnames == 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+				 errmsg("could not obtain syncwf lock \"%s\" within %s",
+						names[0],
+						psprintf(INT64_FORMAT " ms", timeout_us / 1000)),
+				 errhint("Raise the timeout argument, or pass NULL to wait until the lock is granted.")));
+	else
+		ereport(ERROR,
+				(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+				 errmsg("could not obtain syncwf locks \"%s\" and %d more within %s",
+						names[0], nnames - 1,
+						psprintf(INT64_FORMAT " ms", timeout_us / 1000)),
+				 errhint("Raise the timeout argument, or pass NULL to wait until the locks are granted.")));
+}
+
+/* A request that can never be granted: which lock, and why. */
+typedef struct SyncUnfit
+{
+	char		lock_name[SYNC_NAME_BUFLEN];
+	int32		slots;			/* the request's */
+	int32		limit;			/* the lock's limit, or its rate_limit */
+	bool		rate;			/* ... which one */
+} SyncUnfit;
+
+/*
+ * Can the request 'first' never be granted now (a semaphore's limit or
+ * rate was lowered under its slots)?  If so, *unfit says why.  Takes each
+ * entry's partition in turn.
+ */
+static bool
+sync_request_unfit(SyncEntry *first, SyncUnfit *unfit)
+{
+	SyncEntry  *e = first;
+
+	do
+	{
+		SyncLock   *lock = e->lock;
+		LWLock	   *partition = sync_partition_lock(lock->hashcode);
+		bool		found;
+
+		LWLockAcquire(partition, LW_SHARED);
+		unfit->limit = sync_entry_unfit_limit(e, &unfit->rate);
+		found = (unfit->limit > 0);
+		if (found)
+		{
+			strlcpy(unfit->lock_name, lock->tag.name, sizeof(unfit->lock_name));
+			unfit->slots = e->slots;
+		}
+		LWLockRelease(partition);
+		if (found)
+			return true;
+		e = e->next_in_request;
+	} while (e != first);
+	return false;
+}
+
+/*
+ * Raise the error for a request that can never be granted (*unfit).  The
+ * caller has withdrawn it.
+ */
+static void
+sync_report_unfit(const SyncUnfit *unfit)
+{
+	const char *lock_name = unfit->lock_name;
+	int32		limit = unfit->limit;
+	int32		slots = unfit->slots;
+	bool		rate = unfit->rate;
+
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("syncwf request for %d slots of semaphore \"%s\" can never be granted",
+					slots, lock_name),
+			 rate ?
+			 errdetail_plural("The semaphore's rate_limit was lowered to %d token while the request waited.",
+							  "The semaphore's rate_limit was lowered to %d tokens while the request waited.",
+							  limit, limit) :
+			 errdetail_plural("The semaphore's limit was lowered to %d slot while the request waited.",
+							  "The semaphore's limit was lowered to %d slots while the request waited.",
+							  limit, limit),
+			 errhint("Ask for at most %d slots, or raise the limit again.", limit)));
+}
+
+/*
+ * Sleep on our latch until the request 'first' is granted.  Whoever grants
+ * it sets our latch (for a waiter of a rate-limited semaphore, the rate
+ * worker's pass, when the tokens come).  Raises 55P03 at the deadline, and
+ * 22023 when a lowered limit or rate leaves the request more slots than it
+ * has (sem_limits.c wakes us then).  Every deadlock_timeout it looks for a
+ * waits-for cycle through the request (deadlock.c; a look at the holders'
+ * PGPROCs unless one of them waits itself) and, if this backend is in one,
+ * withdraws the request and raises 40P01.  A client that goes away
+ * meanwhile ends the backend at once (client_wait.c), and the exit
+ * callback withdraws the request.
+ */
+static void
+sync_wait_loop(SyncEntry *first, char **names, int nnames, int64 timeout_us)
+{
+	LWLock	   *partition = sync_partition_lock(first->lock->hashcode);
+	TimestampTz deadline = 0;
+	TimestampTz next_check;
+
+	if (timeout_us >= 0 &&
+		pg_add_s64_overflow(GetCurrentTimestamp(), timeout_us, &deadline))
+		deadline = PG_INT64_MAX;	/* later than any clock reading */
+	next_check = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+											 DeadlockTimeout);
+
+	for (;;)
+	{
+		bool		granted;
+		SyncUnfit	unfit;
+		SyncDeadlock *deadlock;
+		TimestampTz now;
+		long		sleep_ms;
+
+		LWLockAcquire(partition, LW_SHARED);
+		granted = (first->state == SYNC_ENTRY_HELD);
+		LWLockRelease(partition);
+		if (granted)
+			break;
+		if (sync_request_unfit(first, &unfit))
+		{
+			waiting_entry = NULL;
+			sync_withdraw_request(first, SYNC_WAIT_CANCEL);
+			sync_report_unfit(&unfit);
+		}
+
+		now = GetCurrentTimestamp();
+		if (timeout_us >= 0 && now >= deadline)
+		{
+			waiting_entry = NULL;
+			sync_withdraw_request(first, SYNC_WAIT_TIMEOUT);
+			sync_report_timeout(names, nnames, timeout_us);
+		}
+		if (now >= next_check)
+		{
+			deadlock = sync_deadlock_check(first);
+			if (deadlock != NULL)
+			{
+				/* withdrawn before the next check may look */
+				waiting_entry = NULL;
+				sync_withdraw_request(first, SYNC_WAIT_DEADLOCK);
+				sync_deadlock_report(deadlock);
+			}
+			now = GetCurrentTimestamp();
+			next_check = TimestampTzPlusMilliseconds(now, DeadlockTimeout);
+		}
+
+		/* round up, so that we never wake before the deadline */
+		sleep_ms = (long) Min((next_check - now + 999) / 1000, (int64) INT_MAX);
+		if (timeout_us >= 0)
+			sleep_ms = Min(sleep_ms,
+						   (long) Min((deadline - now + 999) / 1000, (int64) INT_MAX));
+
+		/* also ends the backend (FATAL) if its client went away */
+		sync_sleep(sleep_ms, sync_wait_event(SYNC_WAIT_ACQUIRE));
+	}
+}
+
+/*
+ * Give back what a request reserved, when it is not going to be granted:
+ * its shared entries and its local placeholders.
+ */
+static void
+sync_drop_request(AcquireRequest *req)
+{
+	sync_discard_request(req);
+	if (req->placeholders)
+		for (int i = 0; i < req->nnames; i++)
+			if (req->needed[i])
+				hash_search(local_holds, req->names[i], HASH_REMOVE, NULL);
+	req->placeholders = false;
+}
+
+/*
+ * Reserve shared entries and local placeholders, so that running out of
+ * either is reported before anything is queued, and a failed local insert
+ * can never follow a grant.
+ */
+static void
+sync_reserve_request(AcquireRequest *req, SyncScope scope)
+{
+	sync_reserve_entries(req);
+	req->placeholders = true;
+	for (int i = 0; i < req->nnames; i++)
+	{
+		LocalHold  *hold;
+		bool		found;
+
+		if (!req->needed[i])
+			continue;
+		hold = hash_search(local_holds, req->names[i], HASH_ENTER, &found);
+		Assert(!found);
+		hold->entry = NULL;
+		hold->scope = scope;
+		hold->subid = GetCurrentSubTransactionId();
+	}
+}
+
+/*
+ * Reserve entries and placeholders, and return holding every partition of
+ * the request exclusively, with limits read for every semaphore the lock
+ * table does not know.  Most of the time every lock is there (live, or a
+ * cached semaphore), and no table is read.  Otherwise the limits are read
+ * (no LWLock may be held meanwhile) and the partitions taken again; a limit
+ * change that committed in between makes us read again, so a lock never
+ * starts with a stale limit.  On error, nothing stays reserved.
+ */
+static void
+sync_prepare_request(AcquireRequest *req, SyncScope scope)
+{
+	PG_TRY();
+	{
+		sync_reserve_request(req, scope);
+		for (int i = 0; i < req->nnames; i++)
+			if (req->needed[i] && req->kinds[i] == SYNC_KIND_SEMAPHORE)
+			{
+				req->limit_relid = sync_limit_relid();
+				break;
+			}
+
+		for (;;)
+		{
+			sync_lock_partitions(req->partmask, LW_EXCLUSIVE);
+			if (req->have_limits
+				? pg_atomic_read_u64(&sync_shmem->limit_generation) == req->generation
+				: !sync_limits_missing(req))
+				break;
+			sync_unlock_partitions(req->partmask);
+			sync_read_limits(req);
+		}
+	}
+	PG_CATCH();
+	{
+		sync_drop_request(req);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+}
+
+/*
+ * Wait until the queued request 'first' is granted.  Any error (cancel,
+ * termination, statement_timeout, our own timeout) withdraws the request
+ * and drops its placeholders before it propagates, so the queue behind it
+ * moves at once.
+ */
+static void
+sync_wait_for_grant(AcquireRequest *req, SyncEntry *first, int64 timeout_us)
+{
+	waiting_entry = first;
+	PG_TRY();
+	{
+		sync_wait_loop(first, req->names, req->nnames, timeout_us);
+	}
+	PG_CATCH();
+	{
+		if (waiting_entry != NULL)
+		{
+			waiting_entry = NULL;
+			sync_withdraw_request(first, SYNC_WAIT_CANCEL);
+		}
+		/* the withdrawal freed the shared entries */
+		memset(req->entries, 0, sizeof(SyncEntry *) * req->nnames);
+		sync_drop_request(req);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	waiting_entry = NULL;
+}
+
+/*
+ * The request is granted and its holds recorded: hand out its tokens only
+ * once the synchronous standbys have the reservation that covers them
+ * (tokens.c), so that no later primary can hand out the same values.  If
+ * that wait is canceled (or the backend terminated), release what the
+ * request took and fail: the client never sees those tokens.
+ */
+static void
+sync_confirm_tokens(AcquireRequest *req, const int64 *tokens)
+{
+	uint64		highest = 0;
+
+	for (int i = 0; i < req->nnames; i++)
+		if (req->needed[i])
+			highest = Max(highest, (uint64) tokens[i]);
+	if (sync_tokens_confirm(highest))
+		return;
+	for (int i = 0; i < req->nnames; i++)
+	{
+		LocalHold  *hold;
+
+		if (!req->needed[i])
+			continue;
+		hold = hash_search(local_holds, req->names[i], HASH_FIND, NULL);
+		sync_release_entry(hold->entry);
+		sync_forget_local(hold);
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_QUERY_CANCELED),
+			 errmsg("canceling the acquire: its fencing token is not yet known to the synchronous standby"),
+			 errdetail("The wait for synchronous replication of the token reservation was canceled; the locks were released."),
+			 errhint("Acquire again once the synchronous standby is reachable.")));
+}
+
+/*
+ * After a successful session-scope request: the transaction-scope holds it
+ * named, which the session already had, now last for the session (the
+ * longer scope wins).  Only after success, so that a failed request changes
+ * nothing.
+ */
+static void
+sync_promote_holds(AcquireRequest *req, SyncScope scope)
+{
+	if (scope != SYNC_SCOPE_SESSION)
+		return;
+	for (int i = 0; i < req->nnames; i++)
+	{
+		LocalHold  *hold;
+		LWLock	   *partition;
+
+		if (req->needed[i])
+			continue;
+		hold = hash_search(local_holds, req->names[i], HASH_FIND, NULL);
+		if (hold->scope != SYNC_SCOPE_XACT)
+			continue;
+		partition = sync_partition_lock(hold->entry->lock->hashcode);
+		LWLockAcquire(partition, LW_EXCLUSIVE);
+		hold->entry->scope = SYNC_SCOPE_SESSION;
+		LWLockRelease(partition);
+		hold->scope = SYNC_SCOPE_SESSION;
+		n_xact_holds--;
+	}
+}
+
+/*
+ * A lock this session holds as 'held' is asked for again, with 'slots' and
+ * 'shared': the same is a no-op, anything else an error (a session holds a
+ * lock once; it does not change its weight or mode in place).
+ */
+static void
+sync_check_same_hold(SyncEntry *held, const char *name, SyncLockKind kind,
+					 int32 slots, bool shared)
+{
+	int32		held_slots = held->slots;
+	bool		held_shared = held->shared;
+
+	if (kind == SYNC_KIND_SEMAPHORE && held_slots != slots)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("this session holds %d slots of semaphore \"%s\", not %d",
+						held_slots, name, slots),
+				 errhint("Release it with sync_release() first to take another number of slots.")));
+	if (kind == SYNC_KIND_MUTEX && held_shared != shared)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("this session holds mutex \"%s\" in %s mode, not %s",
+						name, held_shared ? "shared" : "exclusive",
+						shared ? "shared" : "exclusive"),
+				 errhint("Release it with sync_release() first to take it in the other mode.")));
+}
+
+/*
+ * Acquire every lock in names[], all or nothing.
+ *
+ * wait = false: never queue; return false when not every lock can be granted
+ * now without jumping a queue.  wait = true: queue and sleep until granted,
+ * or until timeout_us (negative: no timeout) passes, which raises 55P03;
+ * in the queues the request shares with others, fair_key (NULL: none)
+ * gets its share (queue_order.c).
+ * On success tokens[i] is the fencing token of names[i].
+ *
+ * names[] must be distinct (sql_common.c checks); they are validated here.
+ */
+bool
+sync_acquire_locks(char **names, int nnames, int32 priority, int32 slots,
+				   bool shared, const char *fair_key, SyncScope scope,
+				   bool wait, int64 timeout_us, int64 *tokens)
+{
+	AcquireRequest req;
+	SyncEntry  *first;
+	int			failed = -1;
+	int			error;
+	bool		granted;
+	SyncQueueFull full;
+	int32		fair_weight;
+
+	sync_holds_setup();
+	/* read before any partition is taken (fair_weights.c) */
+	fair_weight = sync_fair_request_weight(names, nnames, fair_key);
+	sync_request_init(&req, names, nnames, slots, shared);
+	req.fair_key = fair_key;
+	req.fair_weight = fair_weight;
+
+	/*
+	 * Locks this session holds already count once and keep their token, if
+	 * asked for as they are held.
+	 */
+	req.partmask = 0;
+	for (int i = 0; i < nnames; i++)
+	{
+		LocalHold  *hold = hash_search(local_holds, names[i], HASH_FIND, NULL);
+
+		if (hold != NULL && hold->entry != NULL)
+		{
+			sync_check_same_hold(hold->entry, names[i], req.kinds[i], slots, shared);
+			tokens[i] = (int64) hold->entry->token;
+			req.needed[i] = false;
+			req.nneeded--;
+			continue;
+		}
+		req.partmask |= 1U << sync_partition_of(req.hashes[i]);
+	}
+	if (req.nneeded == 0)
+	{
+		sync_promote_holds(&req, scope);
+		return true;
+	}
+
+	for (int attempt = 1;; attempt++)
+	{
+		sync_prepare_request(&req, scope);
+		error = sync_bind_request(&req, priority, scope, &first, &failed);
+		if (error == SYNC_BIND_OK)
+			break;
+		sync_unlock_partitions(req.partmask);
+		sync_drop_request(&req);
+		if (error != SYNC_BIND_TABLE_FULL || attempt == SYNC_MAKE_ROOM_ATTEMPTS ||
+			!sync_make_room(req.hashes[0]))
+			sync_report_bind_error(&req, error, failed);
+	}
+
+	if (!wait)
+	{
+		/* a try never queues and never jumps a queue */
+		granted = sync_request_grantable(first, true);
+		if (granted)
+			sync_request_grant(first, SYNC_GRANT_AT_ONCE);
+		else
+			sync_unbind_request(&req);
+	}
+	else
+	{
+		SyncEntry  *e = first;
+
+		do
+		{
+			sync_queue_insert(e->lock, e);
+			e = e->next_in_request;
+		} while (e != first);
+		granted = sync_request_grantable(first, true);
+		if (granted)
+			sync_request_grant(first, SYNC_GRANT_AT_ONCE);
+		else if (sync_refuse_over_cap(&req, first, &full))
+		{
+			/* it would have made a capped queue longer */
+			sync_unlock_partitions(req.partmask);
+			sync_drop_request(&req);
+			sync_report_queue_full(&full);
+		}
+		else
+			sync_queue_waiting(first);	/* tokens, best-effort passing */
+	}
+	sync_unlock_partitions(req.partmask);
+	if (!granted)
+		sync_grant_deferred();	/* it may pass a request of several locks */
+
+	if (!wait && !granted)
+	{
+		sync_drop_request(&req);
+		return false;
+	}
+
+	if (!granted)
+		sync_wait_for_grant(&req, first, timeout_us);
+
+	/* Granted: fill in the local holds. */
+	for (int i = 0; i < nnames; i++)
+	{
+		LocalHold  *hold;
+
+		if (!req.needed[i])
+			continue;
+		hold = hash_search(local_holds, names[i], HASH_FIND, NULL);
+		Assert(hold != NULL);
+		hold->entry = req.entries[i];
+		if (scope == SYNC_SCOPE_XACT)
+			n_xact_holds++;
+		tokens[i] = (int64) req.entries[i]->token;
+	}
+	sync_confirm_tokens(&req, tokens);
+	sync_promote_holds(&req, scope);
+	return true;
+}
+
+/* Release one lock this session holds; false (with a WARNING) if it doesn't. */
+bool
+sync_release_lock(const char *name)
+{
+	LocalHold  *hold;
+
+	sync_holds_setup();
+	(void) sync_parse_lock_name(name);
+
+	hold = hash_search(local_holds, name, HASH_FIND, NULL);
+	if (hold == NULL || hold->entry == NULL)
+	{
+		ereport(WARNING,
+				(errcode(ERRCODE_WARNING),
+				 errmsg("syncwf lock \"%s\" is not held by this session", name)));
+		return false;
+	}
+	sync_release_entry(hold->entry);
+	sync_forget_local(hold);
+	return true;
+}
+
+/* Release every lock this session holds, of either scope. */
+int
+sync_release_all_holds(void)
+{
+	/* (nothing is held before the first acquire sets up the local hash) */
+	return sync_release_matching(filter_all, InvalidSubTransactionId);
+}

@@ -1,0 +1,744 @@
+/*-------------------------------------------------------------------------
+ *
+ * engine/engine.h
+ *		The public header of this subsystem: what the subsystems above may use.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SYNC_ENGINE_ENGINE_H
+#define SYNC_ENGINE_ENGINE_H
+
+#include "access/htup.h"
+#include "access/transam.h"
+#include "access/tupdesc.h"
+#include "datatype/timestamp.h"
+#include "lib/ilist.h"
+#include "nodes/pg_list.h"
+#include "port/atomics.h"
+#include "storage/lwlock.h"
+#include "storage/spin.h"
+#include "utils/hsearch.h"
+#include "utils/timestamp.h"
+#include "core/core.h"
+
+/*
+ * stats.c: Per-lock statistics: what the engine counts through a lock's row,
+ * and the copies the view sync_lock_stats shows.
+ */
+
+/* A row of counts: one lock's, one namespace's, or the overflow row's. */
+typedef struct SyncStats SyncStats;
+
+/* How a wait ended without a grant. */
+typedef enum SyncWaitEnd
+{
+	SYNC_WAIT_TIMEOUT,			/* its timeout passed */
+	SYNC_WAIT_CANCEL,			/* anything else: cancel, error, withdrawal */
+	SYNC_WAIT_DEADLOCK			/* its waiter was a deadlock's victim */
+} SyncWaitEnd;
+
+/* A copy of one row, for the view. */
+typedef struct SyncStatsRow
+{
+	char		name[SYNC_NAME_BUFLEN];	/* lock, "<namespace>/\*" or "*" */
+	int64		grants_immediate;
+	int64		grants_waited;
+	int64		timeouts;
+	int64		cancels;
+	int64		deadlocks;
+	int64		wait_count;
+	int64		wait_total_us;
+	int64		wait_p50_us;	/* -1: no wait yet */
+	int64		wait_p99_us;
+	int64		wait_max_us;
+	int64		hold_count;
+	int64		hold_total_us;
+	int32		max_queue;
+	TimestampTz reset_at;
+} SyncStatsRow;
+
+extern Size sync_stats_shmem_size(int max_lock_rows);
+extern void sync_stats_shmem_request(void);
+extern void sync_stats_shmem_init(int max_lock_rows);
+
+extern int	sync_stats_snapshot(Oid dbid, SyncStatsRow **rows);
+extern TimestampTz sync_stats_reset(Oid dbid, const char *name);
+
+/*
+ * A row as it is saved across a clean restart (PostgreSQL 18 and later,
+ * stats_persist.c).  Its size never changes, so that a file written by one
+ * build of syncwf can be read by the next: counters are kept by their
+ * position, with room for more of them; SYNC_STATS_SAVED_FORMAT changes
+ * whenever what a position means changes (the rows of an older format are
+ * then dropped, not restored).
+ */
+#define SYNC_STATS_SAVED_FORMAT		1
+#define SYNC_STATS_SAVED_COUNTERS	32
+#define SYNC_STATS_SAVED_BUCKETS	160
+
+typedef struct SyncStatsSaved
+{
+	SyncLockTag tag;			/* the row's name, zero padded */
+	uint8		kind;			/* lock, namespace or overflow row */
+	uint32		max_queue;
+	uint64		counters[SYNC_STATS_SAVED_COUNTERS];	/* unused ones are 0 */
+	uint64		hist[SYNC_STATS_SAVED_BUCKETS];
+} SyncStatsSaved;
+
+/* Called once, before the rows are first used, to restore the saved ones. */
+typedef void (*SyncStatsRestoreHook) (void);
+
+/*
+ * lock_table.c: The shared-memory lock table: locks, their entries (holds
+ * and queue entries), the partition LWLocks that protect them, and the pool
+ * entries come from.
+ */
+
+#define SYNC_PARTITIONS_TRANCHE	"syncwf partitions"
+
+/*
+ * How often a request refused for a full lock table makes room (evicting a
+ * cached semaphore, waiting for partitions if need be) and tries again
+ * before it reports the table full.
+ */
+#define SYNC_MAKE_ROOM_ATTEMPTS	8
+
+/* Lock table partitions; each has its own LWLock.  Must be a power of 2. */
+#define SYNC_NUM_PARTITIONS		16
+/* A partition mask naming every partition. */
+#define SYNC_ALL_PARTITIONS		((uint32) ((1U << SYNC_NUM_PARTITIONS) - 1))
+
+typedef enum SyncEntryState
+{
+	SYNC_ENTRY_FREE = 0,		/* on the pool's free list */
+	SYNC_ENTRY_PENDING,			/* in a lock's wait queue */
+	SYNC_ENTRY_HELD,			/* in a lock's holder list */
+	SYNC_ENTRY_DORMANT			/* pending, but its controller is inactive:
+								 * in the lock's dormant list, passed over */
+} SyncEntryState;
+
+typedef enum SyncScope
+{
+	SYNC_SCOPE_SESSION = 0,
+	SYNC_SCOPE_XACT = 1,
+	SYNC_SCOPE_KEYED = 2		/* owned by a holder key, kept in sync_state */
+} SyncScope;
+
+/*
+ * One lock.  Lives in the shared hash table while it has at least one holder
+ * or queue entry.  When the last one leaves, a mutex is removed; a semaphore
+ * stays as a *cached* entry on its partition's idle list, remembering its
+ * limit so that the next acquire needs no table lookup, until the table
+ * needs the room (second-chance order: lock_table.c) or its sync_limit row
+ * changes.
+ * Every field is protected by the lock's partition LWLock.
+ */
+typedef struct SyncLock
+{
+	SyncLockTag tag;			/* hash key; must be first */
+	uint32		hashcode;		/* hash of tag; picks the partition */
+	uint8		kind;			/* SyncLockKind */
+	bool		limit_defined;	/* semaphore: sync_limit row exists */
+	bool		cached;			/* idle, kept for its limit (on the idle list) */
+	int32		limit;			/* slots: 1 for a mutex, sizelimit otherwise */
+	Oid			limit_relid;	/* semaphore: sync_limit table it came from */
+	int32		max_waiters;	/* semaphore: queue cap, or -1 for none */
+	dlist_node	list_link;		/* in its partition's SyncShmem.live_locks
+								 * while not cached; detached when cached */
+	dlist_node	idle_link;		/* in its partition's idle_locks from the
+								 * first time it is cached until the
+								 * eviction walk takes it off (it may be
+								 * live again meanwhile) */
+	bool		referenced;		/* cached again since the walk last saw it */
+	bool		best_effort;	/* semaphore: queueing = 'best_effort', a
+								 * waiter that fits may pass one that does
+								 * not, a bounded number of times
+								 * (grant_rules.c) */
+	int16		pattern_len;	/* semaphore: its limit comes from a pattern
+								 * row (sem_limits.c: SyncLimitValue), or 0 */
+	int32		nheld;			/* entries in holders */
+	int32		slots_held;		/* slots the holders take: the sum of their
+								 * weights (sync_entry_weight()) */
+	int32		nwaiting;		/* entries in waiters */
+	int32		ndormant;		/* entries in dormant */
+	int32		rate_limit;		/* semaphore: tokens of its rate, 0: none
+								 * (rate_limits.c owns the three rate_
+								 * fields) */
+	int64		rate_period_us; /* ... refilled over this long */
+	double		rate_tat;		/* the bucket is full from this moment */
+	dlist_node	rate_link;		/* in its partition's rate_locks while its
+								 * front waiter waits for tokens */
+	dlist_head	holders;		/* SyncEntry, in grant order */
+	dlist_head	waiters;		/* SyncEntry, in queue order */
+	dlist_head	dormant;		/* pending entries of inactive controllers,
+								 * in queue order */
+	SyncStats  *stats;			/* its row of sync_lock_stats (stats.c),
+								 * from the first count until it leaves the
+								 * table; NULL before */
+} SyncLock;
+
+/*
+ * A hold or a queue entry of one lock.  Entries of one request (a call that
+ * names several locks, all or nothing) form a ring through next_in_request;
+ * a single-lock request's ring is the entry itself.
+ *
+ * Protected by the partition LWLock of entry->lock.  The immutable fields
+ * (request_id, nlocks, partmask, next_in_request, lock, owner fields) are set
+ * before the entry becomes visible and may be read under any one of the
+ * request's partition locks.
+ */
+typedef struct SyncEntry
+{
+	dlist_node	lock_link;		/* in lock->holders or lock->waiters */
+	struct SyncEntry *next_in_request;
+	struct SyncLock *lock;
+	uint64		request_id;		/* unique per request, never reused */
+	uint64		seq;			/* arrival order within a priority */
+	uint64		token;			/* fencing token, once granted */
+	TimestampTz since;			/* queued at, then granted at */
+	int32		priority;
+	int32		pid;			/* owning backend */
+	int32		procno;			/* owning backend's PGPROC number */
+	uint32		partmask;		/* partitions of every lock in the request */
+	uint16		nlocks;			/* locks in the request */
+	uint8		state;			/* SyncEntryState */
+	uint8		scope;			/* SyncScope */
+	int32		next_free;		/* pool free-list link, when FREE */
+
+	/*
+	 * Keyed entries only (scope SYNC_SCOPE_KEYED; pid and procno are 0/-1).
+	 * holder_table.c owns these fields; see there for their locking.
+	 */
+	struct SyncHolder *holder;	/* owning holder record */
+	dlist_node	holder_link;	/* in holder->entries, under holders_lock */
+	TimestampTz queued_at;		/* queue order after priority (all entries) */
+	int64		lease_us;		/* lease length, 0 = none */
+	TimestampTz lease_expires;	/* held with a lease: expiry, else 0 */
+	TransactionId created_xid;	/* creating transaction, until it commits */
+	TransactionId release_xid;	/* transaction deleting its row, until it
+								 * ends */
+	TransactionId reserved_xid; /* pending: the transaction whose release
+								 * hands it a slot at commit (keyed_xact.c),
+								 * between its pre-commit and its end; the
+								 * grant pass passes over it */
+	Oid			owner;			/* role that requested it */
+	int32		controller;		/* controller slot, or -1 */
+	int32		admit_limit;	/* granted only while fewer hold the lock;
+								 * -1: the lock's limit alone */
+	bool		persisted;		/* held, and sync_state says so */
+	bool		claim;			/* granted only when its writer claims it
+								 * (UPDATE sync_state SET held = true, as
+								 * Argo's controller does): the grant pass
+								 * stops at it; see sync_claim_grantable() */
+	bool		shared;			/* mutex: a shared hold (any number coexist,
+								 * an exclusive one excludes them all) */
+	int32		slots;			/* semaphore: slots it takes; 1 otherwise */
+	int32		passes;			/* pending: grants to requests behind it
+								 * while it waited (best-effort queueing,
+								 * grant_rules.c) */
+
+	/*
+	 * Fair queueing (queue_order.c, which owns these fields; fair_weights.c
+	 * changes fair_weight and sets fair_retag when sync_fair_weight changes).
+	 * Set before the entry is queued; protected by its partition lock.
+	 */
+	double		fair_tag;		/* pending: virtual tag, orders the queue
+								 * within a priority */
+	int32		fair_weight;	/* weight of its fair key on this lock, >= 1 */
+	uint32		fair_hash;		/* hash of fair_key, to compare keys fast */
+	bool		fair_retag;		/* its weight changed: tag again */
+	char		fair_key[SYNC_FAIR_KEY_BUFLEN]; /* "": none (the implicit key
+												 * such requests share) */
+} SyncEntry;
+
+/*
+ * Slots a held entry takes of its lock's limit: a semaphore's entry its
+ * slots, an exclusive mutex entry the mutex's one slot, a shared one none
+ * (shared holders only keep the slot from an exclusive request: see
+ * sync_entry_fits() in wait_queue.c).
+ */
+static inline int32
+sync_entry_weight(const SyncEntry *e)
+{
+	return e->shared ? 0 : e->slots;
+}
+
+/*
+ * One of the entry pool's free lists, alone in its cache line: backends
+ * take and give back entries through the list of their process id, so
+ * that acquires and releases in different backends seldom touch the same
+ * spinlock or free entry.
+ */
+#define SYNC_POOL_LISTS 16
+
+typedef struct SyncPoolList
+{
+	slock_t		mutex;			/* protects head, nfree and the chain */
+	int32		head;			/* first free entry index, or -1 */
+	int32		nfree;
+} SyncPoolList;
+
+typedef union SyncPoolListPadded
+{
+	SyncPoolList list;
+	char		pad[PG_CACHE_LINE_SIZE];
+} SyncPoolListPadded;
+
+/*
+ * The lock table's shared control block.  The partition locks protect the
+ * locks and entries of their partitions, and the live and idle lists; each
+ * pool list's spinlock its free entries; the counters are atomics.
+ */
+typedef struct SyncShmem
+{
+	LWLockPadded *partition_locks;	/* SYNC_NUM_PARTITIONS of them */
+	dlist_head	live_locks[SYNC_NUM_PARTITIONS];	/* locks not cached; under
+													 * the partition lock */
+	dlist_head	idle_locks[SYNC_NUM_PARTITIONS];	/* cached semaphores, in
+													 * second-chance order
+													 * (lock_table.c); under
+													 * the partition lock */
+	dlist_head	rate_locks[SYNC_NUM_PARTITIONS];	/* locks whose front
+													 * waiter waits for
+													 * tokens; under the
+													 * partition lock */
+	SyncPoolListPadded pool[SYNC_POOL_LISTS];	/* free entries */
+	pg_atomic_uint32 nlocks;	/* entries in the lock hash, cached included */
+	pg_atomic_uint64 next_seq;	/* arrival counter */
+	pg_atomic_uint64 next_request_id;
+	pg_atomic_uint64 limit_generation;	/* bumped by every limit change */
+	pg_atomic_uint64 fair_generation;	/* bumped by every committed change
+										 * of sync_fair_weight
+										 * (fair_weights.c) */
+} SyncShmem;
+
+extern SyncShmem *sync_shmem;
+
+extern Size sync_lock_table_shmem_size(void);
+extern void sync_lock_table_shmem_request(void);
+extern void sync_lock_table_shmem_init(void);
+extern void sync_require_shmem(void);
+extern void sync_make_tag(SyncLockTag *tag, Oid dbid, const char *name);
+extern uint32 sync_tag_hash(const SyncLockTag *tag);
+extern LWLock *sync_partition_lock(uint32 hashcode);
+extern int	sync_partition_of(uint32 hashcode);
+extern SyncLock *sync_lock_lookup(const SyncLockTag *tag, uint32 hashcode);
+extern SyncLock *sync_lock_create(const SyncLockTag *tag, uint32 hashcode,
+								  bool *found);
+extern bool sync_make_room(uint32 hashcode);
+extern void sync_lock_idle(SyncLock *lock);
+extern SyncEntry *sync_entry_alloc(void);
+extern void sync_entry_free(SyncEntry *entry);
+extern int	sync_entries_free(void);
+extern void sync_lock_partitions(uint32 partmask, LWLockMode mode);
+extern void sync_unlock_partitions(uint32 partmask);
+
+extern void sync_lock_attach_stats(SyncLock *lock);
+
+/*
+ * The row of sync_lock_stats that 'lock' counts in, attaching it at its
+ * first count; NULL while syncwf.track_stats is off.  Caller holds the
+ * lock's partition exclusively.
+ */
+static inline SyncStats *
+sync_lock_stats(SyncLock *lock)
+{
+	if (!sync_track_stats)
+		return NULL;
+	if (unlikely(lock->stats == NULL))
+		sync_lock_attach_stats(lock);
+	return lock->stats;
+}
+
+/*
+ * Visit every live lock (one that is not a cached semaphore: it has a
+ * holder or a queue entry) of every partition and every database, without
+ * walking the hash table: the cost is in proportion to the live locks,
+ * whatever the table's size.  The caller holds every partition lock; the
+ * body may make the visited lock idle (sync_lock_idle), nothing else.
+ *
+ *		SyncLiveIter it;
+ *		sync_foreach_live_lock(it)
+ *		{
+ *			SyncLock   *lock = sync_live_lock(it);
+ *			...
+ *		}
+ */
+typedef struct SyncLiveIter
+{
+	int			partition;
+	dlist_mutable_iter iter;
+} SyncLiveIter;
+
+#define sync_foreach_live_lock(it) \
+	for ((it).partition = 0; (it).partition < SYNC_NUM_PARTITIONS; (it).partition++) \
+		dlist_foreach_modify((it).iter, &sync_shmem->live_locks[(it).partition])
+#define sync_live_lock(it) \
+	dlist_container(SyncLock, list_link, (it).iter.cur)
+
+/*
+ * Visit every lock of partition p whose front waiter waits for tokens
+ * (sync_lock_rate_wait()).  The caller holds the partition exclusively; the
+ * body may take the visited lock off the list.
+ */
+#define sync_foreach_rate_lock(iter, p) \
+	dlist_foreach_modify(iter, &sync_shmem->rate_locks[p])
+#define sync_rate_lock(iter) \
+	dlist_container(SyncLock, rate_link, (iter).cur)
+
+/*
+ * Called by sync_entry_free() for a keyed entry (one with a holder) before
+ * it goes back to the pool, under its partition lock; set by the module
+ * that owns keyed entries (holder_table.c), at load.
+ */
+typedef void (*SyncEntryFreeHook) (SyncEntry *entry);
+extern void sync_entry_set_free_hook(SyncEntryFreeHook hook);
+
+/*
+ * For assertions: does this backend hold the partition lock of 'hashcode',
+ * every partition lock named by 'partmask', or any partition lock at all?
+ * 'exclusive' asks for exclusive mode; otherwise either mode will do.
+ */
+static inline bool
+sync_partitions_held(uint32 partmask, bool exclusive)
+{
+	for (int i = 0; i < SYNC_NUM_PARTITIONS; i++)
+	{
+		LWLock	   *partition = &sync_shmem->partition_locks[i].lock;
+
+		if ((partmask & (1U << i)) &&
+			!(exclusive ? LWLockHeldByMeInMode(partition, LW_EXCLUSIVE) :
+			  LWLockHeldByMe(partition)))
+			return false;
+	}
+	return true;
+}
+
+static inline bool
+sync_partition_held(uint32 hashcode, bool exclusive)
+{
+	return sync_partitions_held(1U << sync_partition_of(hashcode), exclusive);
+}
+
+static inline bool
+sync_any_partition_held(void)
+{
+	for (int i = 0; i < SYNC_NUM_PARTITIONS; i++)
+		if (LWLockHeldByMe(&sync_shmem->partition_locks[i].lock))
+			return true;
+	return false;
+}
+
+/*
+ * deadlock.c: Waits-for cycles through syncwf's waits and PostgreSQL's
+ * heavyweight locks.
+ */
+
+/* A cycle found through the caller's request, ready to be reported. */
+typedef struct SyncDeadlock SyncDeadlock;
+
+extern void sync_deadlock_shmem_request(void);
+extern void sync_deadlock_shmem_init(void);
+
+/*
+ * fair_weights.c: The weights of fair keys: reading them from
+ * sync_fair_weight, and carrying a transaction's changes into the queues
+ * when it commits.
+ */
+
+extern int32 sync_fair_weight_of(const char *lock_name, const char *fair_key);
+extern int32 sync_fair_request_weight(char **names, int nnames,
+									  const char *fair_key);
+extern void sync_fair_weights_changed(void);
+extern bool sync_fair_weights_pending(void);
+extern void sync_fair_weights_precommit(void);
+extern void sync_fair_weights_at_commit(void);
+extern void sync_fair_weights_forget(void);
+
+/*
+ * grant_rules.c: Who may be granted now.
+ */
+
+#ifndef SYNCWF_GRANT_RULES_H
+#define SYNCWF_GRANT_RULES_H
+
+/* The clock, read once per caller and only when a rate needs it. */
+static inline TimestampTz
+sync_lazy_now(TimestampTz *now)
+{
+	if (*now == 0)
+		*now = GetCurrentTimestamp();
+	return *now;
+}
+
+/* Most waiters one grant may pass on a best-effort lock. */
+#define SYNC_PASS_AHEAD_MAX	64
+
+/*
+ * What a walk down a queue has passed over so far under best-effort
+ * queueing: how many waiters, and how many more grants to requests behind
+ * them the one closest to its bound allows.
+ */
+typedef struct SyncBestEffort
+{
+	int			budget;
+	int			npassed;
+} SyncBestEffort;
+
+#define SYNC_BEST_EFFORT_INIT {INT_MAX, 0}
+
+/* What the grant pass does with the waiter it looks at. */
+typedef enum SyncPassStep
+{
+	SYNC_PASS_GRANT,			/* grant it (a multi-lock one: defer it) */
+	SYNC_PASS_NEXT,				/* pass over it, look at the next */
+	SYNC_PASS_STOP,				/* the pass ends here */
+	SYNC_PASS_TOKENS			/* ... because it waits for tokens */
+} SyncPassStep;
+
+extern int	sync_lock_slots(SyncLock *lock);
+extern bool sync_entry_unfit(const SyncEntry *e);
+extern bool sync_request_grantable(SyncEntry *entry, bool respect_queue);
+#ifdef USE_ASSERT_CHECKING
+#endif
+
+#endif							/* SYNCWF_GRANT_RULES_H */
+
+/*
+ * backend_holds.c: This backend's holds: session and transaction scope.
+ */
+
+extern bool sync_acquire_locks(char **names, int nnames, int32 priority,
+							   int32 slots, bool shared, const char *fair_key,
+							   SyncScope scope, bool wait, int64 timeout_us,
+							   int64 *tokens);
+extern bool sync_release_lock(const char *name);
+extern int	sync_release_all_holds(void);
+
+/* transaction events, called by syncwf.c */
+extern void sync_holds_at_prepare(void);
+extern void sync_holds_at_xact_end(void);
+extern void sync_holds_at_abort(void);
+extern void sync_holds_at_subabort(SubTransactionId subid);
+extern void sync_holds_at_subcommit(SubTransactionId subid,
+									SubTransactionId parent);
+
+/*
+ * outbox.c: What backends leave for the background worker: grants of pending
+ * keyed entries to write and announce, the deadlines it must wake for
+ * (leases, launch-plan time-outs), and its latch.
+ */
+
+#define SYNC_OUTBOX_TRANCHE		"syncwf outbox"
+
+/* Grants of pending keyed entries, for the worker to write and announce. */
+#define SYNC_OUTBOX_SIZE		4096
+
+typedef struct SyncOutboxItem
+{
+	SyncEntry  *entry;
+	uint64		request_id;
+	uint64		token;
+} SyncOutboxItem;
+
+extern Size sync_outbox_shmem_size(void);
+extern void sync_outbox_shmem_request(void);
+extern void sync_outbox_shmem_init(void);
+
+/* the worker's latch */
+extern void sync_worker_attach(void);
+extern void sync_worker_detach(void);
+extern void sync_worker_wake(void);
+
+/* grants to write */
+extern void sync_outbox_push(SyncEntry *entry);
+extern void sync_outbox_requeue(const SyncOutboxItem *item);
+extern List *sync_outbox_drain(bool *overflow);
+
+/* deadlines: the earliest lease expiry, launch plans' time-outs and changes */
+extern void sync_lease_scheduled(TimestampTz expires);
+extern uint64 sync_lease_due(void);
+extern void sync_lease_reset(void);
+extern void sync_launch_deadline(TimestampTz at);
+extern uint64 sync_launch_due(void);
+extern void sync_launch_reset_deadline(void);
+extern void sync_launch_set_dirty(void);
+extern bool sync_launch_take_dirty(void);
+extern void sync_rate_worker_attach(bool attach);
+extern void sync_rate_scheduled(TimestampTz due, bool wake);
+extern uint64 sync_rate_deadline(void);
+extern void sync_rate_reset(void);
+extern void sync_unfit_set(void);
+extern bool sync_unfit_take(void);
+
+/*
+ * queue_order.c: A lock's lists of entries and their order.
+ */
+
+extern void sync_entry_set_fair(SyncEntry *e, const char *fair_key, int32 weight);
+extern void sync_queue_insert(SyncLock *lock, SyncEntry *entry);
+extern void sync_dormant_insert(SyncLock *lock, SyncEntry *entry);
+extern int	sync_queue_position(SyncEntry *entry);
+extern void sync_holder_link(SyncLock *lock, SyncEntry *e);
+extern void sync_holder_unlink(SyncEntry *e);
+extern void sync_waiter_unlink(SyncEntry *e, SyncWaitEnd how);
+
+/*
+ * rate_limits.c: The token bucket of a rate-limited semaphore.
+ */
+
+extern int32 sync_rate_tokens(const SyncLock *lock, TimestampTz now,
+							  TimestampTz *next_refill);
+
+/*
+ * sem_limits.c: Semaphore limits: reading them from sync_limit, and carrying
+ * a transaction's changes into the lock table when it commits.
+ */
+
+/* No sync_limit row applies (SyncLimitValue.limit). */
+#define SYNC_LIMIT_UNDEFINED	(-1)
+
+/*
+ * What sync_limit says of one semaphore: the row that applies to
+ * "sem/<namespace>/<key>" is its own row "<namespace>/<key>" if there is
+ * one, else the longest pattern row "<prefix>/\*" whose prefix the key
+ * starts with (a default limit for a namespace or part of one).
+ */
+typedef struct SyncLimitValue
+{
+	int32		limit;			/* sizelimit; SYNC_LIMIT_UNDEFINED: no row */
+	int32		max_waiters;	/* queue cap; -1: none */
+	int16		pattern_len;	/* 0: the semaphore's own row; else the row
+								 * is the key's first pattern_len bytes
+								 * (ending in '/') followed by '*' */
+	int32		rate_limit;		/* tokens of its rate; 0: no rate */
+	int64		rate_period_us; /* ... refilled over this long */
+	bool		best_effort;	/* queueing = 'best_effort' */
+} SyncLimitValue;
+
+extern char *sync_limit_cap_rate_columns(Oid relid, const char *alias);
+extern char *sync_limit_queueing_column(Oid relid, const char *alias);
+extern HTAB *sync_limit_patterns(Oid relid);
+extern void sync_limit_match(HTAB *rows, const char *key, SyncLimitValue *value);
+extern bool sync_limit_plan_default(const char *lock_name, SyncLimitValue *value);
+extern void sync_limit_set(SyncLock *lock, const SyncLimitValue *value);
+extern void sync_limit_rate_of(HeapTuple tup, TupleDesc desc, int col,
+							   SyncLimitValue *value);
+extern char *sync_limit_row_name(const SyncLock *lock);
+extern void sync_limits_changed(Oid relid, const char *name);
+extern bool sync_limits_pending(void);
+extern void sync_limits_precommit(void);
+extern void sync_limits_at_commit(void);
+extern void sync_limits_forget(void);
+
+/*
+ * request.c: A request being bound to locks: the building blocks a session's
+ * acquire (backend_holds.c) and a holder key's request (holder_table.c)
+ * share, and withdrawing a request from its queues.
+ */
+
+/*
+ * A request being made: the locks it names, and the shared entries
+ * reserved for those the requester does not hold yet (and, for a session,
+ * whether local placeholders were added: backend_holds.c).
+ */
+typedef struct AcquireRequest
+{
+	char	  **names;
+	int			nnames;
+	int			nneeded;
+	bool	   *needed;			/* not held by this session yet */
+	SyncLockKind *kinds;
+	SyncLimitValue *limits;		/* semaphores: what sync_limit says */
+	bool		have_limits;	/* limits[] were read (at generation) */
+	Oid			limit_relid;	/* sync_limit table of this database */
+	SyncLockTag *tags;
+	uint32	   *hashes;
+	SyncEntry **entries;		/* reserved shared entries, or NULL */
+	int32		slots;			/* slots of each semaphore (1 for mutexes) */
+	bool		shared;			/* shared holds of the mutexes */
+	const char *fair_key;		/* NULL: none (queue_order.c); a request
+								 * with one names one lock */
+	int32		fair_weight;	/* weight of fair_key on that lock; 1 */
+	int32		failed_limit;	/* SYNC_BIND_TOO_MANY_SLOTS: the limit, */
+	bool		failed_rate;	/* ... of the semaphore's rate if set */
+	bool		placeholders;	/* local placeholders were added */
+	uint32		partmask;
+	uint64		generation;		/* limit generation the limits were read at */
+} AcquireRequest;
+
+extern void sync_request_init(AcquireRequest *req, char **names, int nnames,
+							  int32 slots, bool shared);
+extern void sync_discard_request(AcquireRequest *req);
+extern void sync_withdraw_request(SyncEntry *first, SyncWaitEnd how);
+extern void sync_reserve_entries(AcquireRequest *req);
+extern void sync_read_limits(AcquireRequest *req);
+extern bool sync_limits_missing(AcquireRequest *req);
+/* What sync_bind_request() returns (holder_table.c adds the holder table's). */
+typedef enum SyncBindResult
+{
+	SYNC_BIND_OK = 0,
+	SYNC_BIND_TABLE_FULL,		/* no lock slot, none evictable now */
+	SYNC_BIND_NO_LIMIT,			/* a semaphore lost its sync_limit row */
+	SYNC_BIND_TOO_MANY_SLOTS,	/* more slots than a semaphore's limit */
+	SYNC_BIND_HOLDERS_FULL		/* keyed: no holder slot */
+} SyncBindResult;
+
+extern int	sync_bind_request(AcquireRequest *req, int32 priority,
+							  SyncScope scope, SyncEntry **first, int *failed);
+extern void sync_unbind_request(AcquireRequest *req);
+extern void sync_report_bind_error(AcquireRequest *req, int error, int failed);
+/* A queue at its cap that refused a request (sync_refuse_over_cap()). */
+typedef struct SyncQueueFull
+{
+	char	   *lock_name;
+	int32		nwaiting;		/* its queue, without the request */
+	int32		max_waiters;
+	char	   *row;			/* the sync_limit row that sets the cap */
+} SyncQueueFull;
+
+extern bool sync_refuse_over_cap(AcquireRequest *req, SyncEntry *first,
+								 SyncQueueFull *full);
+extern void sync_report_queue_full(const SyncQueueFull *full);
+
+/*
+ * stats_persist.c: Per-lock statistics across a clean restart.
+ */
+
+extern void sync_stats_persist_init(void);
+
+/*
+ * wait_queue.c: The grant pass: the one place a grant of a syncwf lock
+ * happens.  Who may be granted is grant_rules.h's.
+ */
+
+extern void sync_queue_waiting(SyncEntry *first);
+extern TimestampTz sync_rate_pass(TimestampTz now);
+/* How a request comes to be granted (counted in sync_lock_stats). */
+typedef enum SyncGrantHow
+{
+	SYNC_GRANT_AT_ONCE,			/* by its requester, as it arrives */
+	SYNC_GRANT_FORCED,			/* ... whatever the limit and the queue */
+	SYNC_GRANT_WAITED			/* after waiting in the queue */
+} SyncGrantHow;
+
+extern void sync_request_grant(SyncEntry *entry, SyncGrantHow how);
+extern void sync_grant_waiters(SyncLock *lock);
+extern bool sync_claim_grantable(SyncEntry *e);
+extern void sync_claim_grant(SyncEntry *e);
+extern void sync_claim_undo(SyncEntry *e);
+extern SyncEntry *sync_queue_handoff_candidate(SyncEntry *held);
+extern void sync_handoff_grant(SyncEntry *releasing, SyncEntry *next,
+							   uint64 token, TimestampTz since);
+extern void sync_grant_waiters_of(const char *name);
+extern void sync_grant_deferred(void);
+
+/*
+ * Called by sync_request_grant() and sync_handoff_grant() for every keyed
+ * entry they grant, under the entry's partition lock; set by the module that owns keyed entries
+ * (holder_table.c), at load.
+ */
+typedef void (*SyncGrantHook) (SyncEntry *entry);
+extern void sync_queue_set_grant_hook(SyncGrantHook hook);
+
+#endif							/* SYNC_ENGINE_ENGINE_H */

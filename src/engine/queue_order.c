@@ -1,0 +1,445 @@
+/*-------------------------------------------------------------------------
+ *
+ * queue_order.c
+ *		A lock's lists of entries and their order: the queue, ordered by
+ *		priority (higher first), then fair tag, then queue time (a keyed
+ *		request may give its workflow's creation time), then arrival; the
+ *		dormant list of inactive controllers' entries, by priority, queue
+ *		time and arrival; the holder list, with the counts that go with each
+ *		list (nheld and slots_held, nwaiting, ndormant); a waiter's
+ *		position; the queue cap.  Which entry is granted, and when, is the
+ *		grant pass's (wait_queue.c).
+ *
+ * Fair queueing.  Within one priority, a queue is shared among fair keys
+ * (a tenant, a user, a project; requests without one share one implicit
+ * key) in proportion to their weights, by start-time fair queueing: each
+ * entry gets a virtual tag as it is queued.  The first entry of a key
+ * that has none queued at that priority gets the tag of the priority's
+ * head (a key that was away gets no credit for it); the next one of the
+ * same key gets the tag of the one before it plus that one's slots divided
+ * by its weight.  The queue is in tag order, so a key with weight 3 has
+ * three entries in each unit of tags where a key with weight 1 has one,
+ * and a key with 1,000 entries queued leaves room for a newcomer right
+ * behind the head.  Within one key the order is queue time, then arrival,
+ * as it always was: an entry that goes before entries of its own key
+ * already queued (a keyed request with an older queue time) takes its
+ * place among them and they are tagged again after it.  When a key's
+ * weight changes (fair_weights.c) its entries are tagged again from its
+ * first one.  A queue where every entry has the same key is in exactly
+ * the order it had before fair queueing, and costs the same to keep: the
+ * new entry's predecessor of its key is the tail.
+ *
+ * Locking: every function here runs under the partition lock of the lock
+ * whose lists it touches (lock_table.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "engine/engine_internal.h"
+
+/*
+ * Link a granted entry into its lock's holders, or take one out, keeping
+ * the counts (taking one out ends a hold, for the statistics).  Caller
+ * holds the partition exclusively.
+ */
+void
+sync_holder_link(SyncLock *lock, SyncEntry *e)
+{
+	Assert(sync_partition_held(lock->hashcode, true));
+	Assert(e->lock == lock && dlist_node_is_detached(&e->lock_link));
+	dlist_push_tail(&lock->holders, &e->lock_link);
+	lock->nheld++;
+	lock->slots_held += sync_entry_weight(e);
+}
+
+void
+sync_holder_unlink(SyncEntry *e)
+{
+	SyncLock   *lock = e->lock;
+
+	Assert(sync_partition_held(lock->hashcode, true));
+	Assert(lock->nheld > 0 && lock->slots_held >= sync_entry_weight(e));
+	dlist_delete_thoroughly(&e->lock_link);
+	lock->nheld--;
+	lock->slots_held -= sync_entry_weight(e);
+	sync_stats_hold_ended(sync_lock_stats(lock), e->since);
+}
+
+/*
+ * Take a pending or dormant entry out of its lock's queue or dormant list
+ * without a grant: its wait ended as 'how' says (for the statistics).
+ * Caller holds the partition exclusively.
+ */
+void
+sync_waiter_unlink(SyncEntry *e, SyncWaitEnd how)
+{
+	SyncLock   *lock = e->lock;
+
+	Assert(sync_partition_held(lock->hashcode, true));
+	Assert(e->state == SYNC_ENTRY_PENDING || e->state == SYNC_ENTRY_DORMANT);
+	dlist_delete_thoroughly(&e->lock_link);
+	if (e->state == SYNC_ENTRY_PENDING)
+		lock->nwaiting--;
+	else
+		lock->ndormant--;
+	sync_stats_wait_ended(sync_lock_stats(lock), how, e->since);
+}
+
+/* Are a and b entries of the same fair key? */
+static inline bool
+sync_same_fair_key(const SyncEntry *a, const SyncEntry *b)
+{
+	return a->fair_hash == b->fair_hash && strcmp(a->fair_key, b->fair_key) == 0;
+}
+
+/*
+ * Does entry a go before entry b of the same fair key, or in the dormant
+ * list?  Priority first (higher first), then the queue time (a keyed
+ * request may give its workflow's creation time, as Argo orders), then
+ * arrival.
+ */
+static bool
+sync_arrival_precedes(const SyncEntry *a, const SyncEntry *b)
+{
+	if (a->priority != b->priority)
+		return a->priority > b->priority;
+	if (a->queued_at != b->queued_at)
+		return a->queued_at < b->queued_at;
+	return a->seq < b->seq;
+}
+
+/*
+ * Does entry a go before entry b in a queue?  Priority first, then the
+ * fair tag, then as sync_arrival_precedes().
+ */
+bool
+sync_entry_precedes(const SyncEntry *a, const SyncEntry *b)
+{
+	if (a->priority != b->priority)
+		return a->priority > b->priority;
+	if (a->fair_tag != b->fair_tag)
+		return a->fair_tag < b->fair_tag;
+	if (a->queued_at != b->queued_at)
+		return a->queued_at < b->queued_at;
+	return a->seq < b->seq;
+}
+
+/* The tag of the entry of e's key that comes next after e. */
+static inline double
+sync_fair_next_tag(const SyncEntry *e)
+{
+	Assert(e->fair_weight >= 1);
+	return e->fair_tag + (double) e->slots / (double) e->fair_weight;
+}
+
+/*
+ * Insert into an ordered list.  Newcomers usually belong at the tail, so
+ * search from there; one that goes before the head (a higher priority) is
+ * placed at once, whatever the length of the queue.
+ */
+static void
+sync_ordered_insert(dlist_head *list, SyncEntry *entry,
+					bool (*precedes) (const SyncEntry *, const SyncEntry *))
+{
+	dlist_iter	iter;
+
+	Assert(dlist_node_is_detached(&entry->lock_link));
+	if (dlist_is_empty(list) ||
+		precedes(entry, dlist_head_element(SyncEntry, lock_link, list)))
+	{
+		dlist_push_head(list, &entry->lock_link);
+		return;
+	}
+	dlist_reverse_foreach(iter, list)
+	{
+		SyncEntry  *other = dlist_container(SyncEntry, lock_link, iter.cur);
+
+		if (precedes(other, entry))
+		{
+			dlist_insert_after(&other->lock_link, &entry->lock_link);
+			return;
+		}
+	}
+	dlist_push_head(list, &entry->lock_link);
+}
+
+/*
+ * Put the entries of 'moved', in queue order among themselves and all
+ * after 'from', back into the queue of 'lock' where their tags place them:
+ * one pass over the queue from 'from', as both are in order.
+ */
+static void
+sync_queue_merge(SyncLock *lock, SyncEntry *from, dlist_head *moved)
+{
+	dlist_node *cur = &from->lock_link;
+
+	while (!dlist_is_empty(moved))
+	{
+		dlist_node *node = dlist_pop_head_node(moved);
+		SyncEntry  *m = dlist_container(SyncEntry, lock_link, node);
+
+		while (dlist_has_next(&lock->waiters, cur))
+		{
+			dlist_node *next = dlist_next_node(&lock->waiters, cur);
+
+			if (!sync_entry_precedes(dlist_container(SyncEntry, lock_link, next), m))
+				break;
+			cur = next;
+		}
+		dlist_insert_after(cur, node);
+		cur = node;
+	}
+}
+
+/*
+ * Tag again the entries of from's fair key and priority that follow it in
+ * the queue, each after the one before it (with the weights they have
+ * now), and move them where their new tags place them.  'from' keeps its
+ * tag.  Caller holds the partition exclusively.
+ */
+static void
+sync_fair_retag_after(SyncLock *lock, SyncEntry *from)
+{
+	dlist_head	moved;
+	dlist_node *node = &from->lock_link;
+	double		tag = sync_fair_next_tag(from);
+
+	dlist_init(&moved);
+	from->fair_retag = false;
+	while (dlist_has_next(&lock->waiters, node))
+	{
+		dlist_node *next = dlist_next_node(&lock->waiters, node);
+		SyncEntry  *e = dlist_container(SyncEntry, lock_link, next);
+
+		if (e->priority != from->priority)
+			break;
+		if (!sync_same_fair_key(e, from))
+		{
+			node = next;
+			continue;
+		}
+		e->fair_tag = tag;
+		e->fair_retag = false;
+		tag = sync_fair_next_tag(e);
+		dlist_delete(next);
+		dlist_push_tail(&moved, next);
+	}
+	sync_queue_merge(lock, from, &moved);
+}
+
+/*
+ * Tag a pending entry and put it into its lock's queue (see the fair
+ * queueing rule at the top of this file).  One walk from the tail finds
+ * the entry's predecessor of its key, or failing that the head of its
+ * priority; with one key in the queue, that is the tail.  One that goes
+ * before the head (a higher priority) is placed at once, whatever the
+ * length of the queue, as sync_ordered_insert() places it.
+ */
+static void
+sync_fair_insert(SyncLock *lock, SyncEntry *entry)
+{
+	SyncEntry  *last = NULL;	/* of its key and priority, before it */
+	SyncEntry  *later = NULL;	/* ... after it: the earliest */
+	SyncEntry  *head = NULL;	/* of its priority */
+	dlist_iter	iter;
+
+	if (dlist_is_empty(&lock->waiters) ||
+		entry->priority > dlist_head_element(SyncEntry, lock_link,
+											 &lock->waiters)->priority)
+	{
+		/* the first of its priority: at the head, whatever the queue's length */
+		entry->fair_tag = 0;
+		entry->fair_retag = false;
+		dlist_push_head(&lock->waiters, &entry->lock_link);
+		return;
+	}
+	dlist_reverse_foreach(iter, &lock->waiters)
+	{
+		SyncEntry  *o = dlist_container(SyncEntry, lock_link, iter.cur);
+
+		if (o->priority < entry->priority)
+			continue;
+		if (o->priority > entry->priority)
+			break;
+		head = o;
+		if (sync_same_fair_key(o, entry))
+		{
+			if (sync_arrival_precedes(o, entry))
+			{
+				last = o;
+				break;
+			}
+			later = o;
+		}
+	}
+	if (last != NULL)
+		entry->fair_tag = sync_fair_next_tag(last);
+	else
+		entry->fair_tag = (head != NULL) ? head->fair_tag : 0;
+	entry->fair_retag = false;
+	sync_ordered_insert(&lock->waiters, entry, sync_entry_precedes);
+	if (later != NULL)
+		sync_fair_retag_after(lock, entry);
+}
+
+/*
+ * Tag again, after a change of weights, the entries of each key of which
+ * some entry has fair_retag set: from the first entry of that key and
+ * priority.  Caller holds the partition exclusively.
+ */
+void
+sync_fair_retag(SyncLock *lock)
+{
+	Assert(sync_partition_held(lock->hashcode, true));
+	for (;;)
+	{
+		SyncEntry  *first = NULL;
+		dlist_iter	iter;
+
+		dlist_foreach(iter, &lock->waiters)
+		{
+			SyncEntry  *e = dlist_container(SyncEntry, lock_link, iter.cur);
+
+			if (e->fair_retag)
+			{
+				first = e;
+				break;
+			}
+		}
+		if (first == NULL)
+			return;
+		sync_fair_retag_after(lock, first);
+	}
+}
+
+/*
+ * Set the fair key of a request's entry (NULL: none) and its weight on the
+ * entry's lock, before it is queued.
+ */
+void
+sync_entry_set_fair(SyncEntry *e, const char *fair_key, int32 weight)
+{
+	Assert(weight >= 1);
+	if (fair_key == NULL)
+	{
+		/* the implicit key: nothing to copy or hash */
+		e->fair_key[0] = '\0';
+		e->fair_hash = 0;
+	}
+	else
+	{
+		strlcpy(e->fair_key, fair_key, sizeof(e->fair_key));
+		e->fair_hash = hash_bytes((const unsigned char *) e->fair_key,
+								  strlen(e->fair_key));
+	}
+	e->fair_weight = weight;
+	e->fair_tag = 0;
+	e->fair_retag = false;
+}
+
+/*
+ * Put a pending entry into its lock's queue.  Caller holds its partition
+ * exclusively.
+ */
+void
+sync_queue_insert(SyncLock *lock, SyncEntry *entry)
+{
+	Assert(sync_partition_held(lock->hashcode, true));
+	Assert(entry->lock == lock && entry->state != SYNC_ENTRY_HELD);
+	entry->state = SYNC_ENTRY_PENDING;
+	lock->nwaiting++;
+	sync_fair_insert(lock, entry);
+}
+
+/*
+ * Put a pending entry of an inactive controller into its lock's dormant
+ * list: it keeps its order there, is passed over by the grant pass, and
+ * goes back into the queue, tagged anew, when its controller heartbeats
+ * again.  Caller
+ * holds its partition exclusively.
+ */
+void
+sync_dormant_insert(SyncLock *lock, SyncEntry *entry)
+{
+	Assert(sync_partition_held(lock->hashcode, true));
+	Assert(entry->lock == lock && entry->state != SYNC_ENTRY_HELD);
+	entry->state = SYNC_ENTRY_DORMANT;
+	lock->ndormant++;
+	sync_ordered_insert(&lock->dormant, entry, sync_arrival_precedes);
+}
+
+/*
+ * The first entry of the queued request 'first' whose lock's queue
+ * (waiters and entries of inactive controllers, the request's included) is
+ * longer than the lock's max_waiters, or NULL.  Caller holds their
+ * partitions.
+ */
+SyncEntry *
+sync_queue_over_cap(SyncEntry *first)
+{
+	SyncEntry  *e = first;
+
+	do
+	{
+		SyncLock   *lock = e->lock;
+
+		Assert(sync_partition_held(lock->hashcode, false));
+		if (lock->max_waiters >= 0 &&
+			lock->nwaiting + lock->ndormant > lock->max_waiters)
+			return e;
+		e = e->next_in_request;
+	} while (e != first);
+	return NULL;
+}
+
+/*
+ * Take the entries of a request that were just queued, and never granted,
+ * out of their queues again: as if they had never been queued, so no
+ * grant pass is due.  Caller holds their partitions exclusively, as it has
+ * since it queued them.
+ */
+void
+sync_queue_unlink(SyncEntry *first)
+{
+	SyncEntry  *e = first;
+
+	do
+	{
+		SyncLock   *lock = e->lock;
+
+		Assert(sync_partition_held(lock->hashcode, true));
+		if (e->state == SYNC_ENTRY_PENDING)
+			lock->nwaiting--;
+		else
+		{
+			Assert(e->state == SYNC_ENTRY_DORMANT);
+			lock->ndormant--;
+		}
+		dlist_delete_thoroughly(&e->lock_link);
+		e->state = SYNC_ENTRY_FREE;
+		e = e->next_in_request;
+	} while (e != first);
+}
+
+/*
+ * 1-based position of a pending entry in its queue; 0 if not queued.
+ * Caller holds its partition.
+ */
+int
+sync_queue_position(SyncEntry *entry)
+{
+	dlist_iter	iter;
+	int			pos = 0;
+
+	Assert(sync_partition_held(entry->lock->hashcode, false));
+	if (entry->state != SYNC_ENTRY_PENDING)
+		return 0;
+	dlist_foreach(iter, &entry->lock->waiters)
+	{
+		pos++;
+		if (dlist_container(SyncEntry, lock_link, iter.cur) == entry)
+			return pos;
+	}
+	return 0;
+}

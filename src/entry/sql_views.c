@@ -1,0 +1,193 @@
+/*-------------------------------------------------------------------------
+ *
+ * sql_views.c
+ *		The set-returning functions behind the monitoring views sync_locks,
+ *		sync_holders and sync_waiters: each passes the entry guard, takes
+ *		a copy from view_snapshots.c and forms the rows; the view sync_lock_stats
+ *		and sync_stats_reset(), over stats.c.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/timestamp.h"
+
+#include "entry/entry_internal.h"
+
+static const char *
+sync_scope_name(uint8 scope)
+{
+	return scope == SYNC_SCOPE_XACT ? "transaction" :
+		scope == SYNC_SCOPE_KEYED ? "keyed" : "session";
+}
+
+PG_FUNCTION_INFO_V1(sync_lock_status);
+Datum
+sync_lock_status(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	LockRow    *rows;
+	int			nrows;
+
+	sync_enter(SYNC_ENTER_LOADED, NULL);
+	InitMaterializedSRF(fcinfo, 0);
+	nrows = sync_status_locks(&rows);
+	/*
+	 * Columns past the fifth are filled only if the SQL function has them:
+	 * with the 1.4 definition, before ALTER EXTENSION syncwf UPDATE, it has
+	 * five (tuplestore_putvalues() takes as many as the descriptor has).
+	 */
+	Assert(rsinfo->setDesc->natts <= 10);
+	for (int i = 0; i < nrows; i++)
+	{
+		Datum		values[10];
+		bool		nulls[10] = {false};
+
+		values[0] = CStringGetTextDatum(rows[i].name);
+		values[1] = CStringGetTextDatum(rows[i].kind == SYNC_KIND_MUTEX ? "mutex" : "semaphore");
+		values[2] = Int32GetDatum(rows[i].limit);
+		nulls[2] = (rows[i].limit < 0);
+		values[3] = Int32GetDatum(rows[i].nheld);
+		values[4] = Int32GetDatum(rows[i].nwaiting);
+		values[5] = rows[i].limit_row ? CStringGetTextDatum(rows[i].limit_row) : (Datum) 0;
+		nulls[5] = (rows[i].limit_row == NULL);
+		values[6] = Int32GetDatum(rows[i].max_waiters);
+		nulls[6] = (rows[i].max_waiters < 0);
+		values[7] = Int32GetDatum(rows[i].slots_held);
+		values[8] = Int32GetDatum(rows[i].rate_tokens);
+		nulls[8] = (rows[i].rate_tokens < 0);
+		values[9] = TimestampTzGetDatum(rows[i].rate_next_refill);
+		nulls[9] = (rows[i].rate_next_refill == 0);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
+}
+
+
+PG_FUNCTION_INFO_V1(sync_entry_status);
+Datum
+sync_entry_status(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	EntryRow   *rows;
+	int			nrows;
+
+	sync_enter(SYNC_ENTER_LOADED, NULL);
+	InitMaterializedSRF(fcinfo, 0);
+	nrows = sync_status_entries(&rows);
+	/*
+	 * slots and mode only with the 1.5 definition, passes, fair_key and
+	 * fair_weight with 1.6 (see above)
+	 */
+	Assert(rsinfo->setDesc->natts <= 18);
+	for (int i = 0; i < nrows; i++)
+	{
+		EntryRow   *row = &rows[i];
+		Datum		values[18];
+		bool		nulls[18] = {false};
+		bool		held = (row->state == SYNC_ENTRY_HELD);
+		bool		keyed = (row->scope == SYNC_SCOPE_KEYED);
+
+		values[0] = CStringGetTextDatum(row->name);
+		values[1] = CStringGetTextDatum(held ? "held" : "pending");
+		values[2] = Int32GetDatum(row->pid);
+		nulls[2] = keyed;
+		values[3] = CStringGetTextDatum(sync_scope_name(row->scope));
+		values[4] = Int64GetDatum((int64) row->token);
+		nulls[4] = !held;
+		values[5] = Int32GetDatum(row->priority);
+		values[6] = Int32GetDatum(row->position);
+		nulls[6] = held || row->state == SYNC_ENTRY_DORMANT;
+		values[7] = Int32GetDatum(row->nlocks);
+		values[8] = TimestampTzGetDatum(row->since);
+		values[9] = row->holder ? CStringGetTextDatum(row->holder) : (Datum) 0;
+		nulls[9] = (row->holder == NULL);
+		values[10] = row->controller ? CStringGetTextDatum(row->controller) : (Datum) 0;
+		nulls[10] = (row->controller == NULL);
+		values[11] = TimestampTzGetDatum(row->lease_expires);
+		nulls[11] = (row->lease_expires == 0);
+		values[12] = BoolGetDatum(row->state != SYNC_ENTRY_DORMANT);
+		values[13] = Int32GetDatum(row->slots);
+		values[14] = row->kind == SYNC_KIND_MUTEX
+			? CStringGetTextDatum(row->shared ? "shared" : "exclusive") : (Datum) 0;
+		nulls[14] = (row->kind != SYNC_KIND_MUTEX);
+		values[15] = Int32GetDatum(row->passes);
+		nulls[15] = held;
+		values[16] = row->fair_key ? CStringGetTextDatum(row->fair_key) : (Datum) 0;
+		nulls[16] = (row->fair_key == NULL);
+		values[17] = Int32GetDatum(row->fair_weight);
+		nulls[17] = held;
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
+}
+
+
+/* Microseconds as an interval (NULL below 0: nothing measured yet). */
+static Datum
+measured_interval(int64 us, bool *isnull)
+{
+	Interval   *iv = palloc0(sizeof(Interval));
+
+	*isnull = (us < 0);
+	iv->time = us;
+	return IntervalPGetDatum(iv);
+}
+
+PG_FUNCTION_INFO_V1(sync_lock_stats_rows);
+Datum
+sync_lock_stats_rows(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	SyncStatsRow *rows;
+	int			nrows;
+
+	sync_enter(0, NULL);
+	InitMaterializedSRF(fcinfo, 0);
+	nrows = sync_stats_snapshot(MyDatabaseId, &rows);
+	for (int i = 0; i < nrows; i++)
+	{
+		SyncStatsRow *row = &rows[i];
+		Datum		values[15];
+		bool		nulls[15] = {false};
+
+		values[0] = CStringGetTextDatum(row->name);
+		values[1] = Int64GetDatum(row->grants_immediate);
+		values[2] = Int64GetDatum(row->grants_waited);
+		values[3] = Int64GetDatum(row->timeouts);
+		values[4] = Int64GetDatum(row->cancels);
+		values[5] = Int64GetDatum(row->deadlocks);
+		values[6] = Int64GetDatum(row->wait_count);
+		values[7] = measured_interval(row->wait_total_us, &nulls[7]);
+		values[8] = measured_interval(row->wait_p50_us, &nulls[8]);
+		values[9] = measured_interval(row->wait_p99_us, &nulls[9]);
+		values[10] = measured_interval(row->wait_count > 0 ? row->wait_max_us : -1,
+										 &nulls[10]);
+		values[11] = Int64GetDatum(row->hold_count);
+		values[12] = measured_interval(row->hold_total_us, &nulls[12]);
+		values[13] = Int32GetDatum(row->max_queue);
+		values[14] = TimestampTzGetDatum(row->reset_at);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
+}
+
+PG_FUNCTION_INFO_V1(sync_stats_reset_sql);
+Datum
+sync_stats_reset_sql(PG_FUNCTION_ARGS)
+{
+	char	   *name = NULL;
+
+	sync_enter(0, "reset syncwf statistics");
+	if (!PG_ARGISNULL(0))
+	{
+		name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+		if (strcmp(name, "*") != 0)
+			(void) sync_parse_lock_name(name);	/* 22023 if invalid */
+	}
+	PG_RETURN_TIMESTAMPTZ(sync_stats_reset(MyDatabaseId, name));
+}

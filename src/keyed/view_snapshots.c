@@ -1,0 +1,143 @@
+/*-------------------------------------------------------------------------
+ *
+ * view_snapshots.c
+ *		What the monitoring views (sync_locks, sync_holders, sync_waiters)
+ *		show: copies of the lock table and its entries in this database,
+ *		made under every partition lock (shared, in order), so that the
+ *		views build their rows with no lock held.
+ *
+ * No state of its own.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+
+#include "keyed/keyed_internal.h"
+
+static int
+sync_copy_entries(dlist_head *list, EntryRow *rows, int nrows, const char *name,
+				  bool queued)
+{
+	dlist_iter	iter;
+	int			position = 0;
+
+	dlist_foreach(iter, list)
+	{
+		SyncEntry  *e = dlist_container(SyncEntry, lock_link, iter.cur);
+		EntryRow   *row = &rows[nrows++];
+
+		row->name = name;
+		row->state = e->state;
+		row->scope = e->scope;
+		row->pid = e->pid;
+		row->priority = e->priority;
+		row->position = queued ? ++position : 0;
+		row->nlocks = e->nlocks;
+		row->slots = e->slots;
+		row->passes = e->passes;
+		row->fair_weight = e->fair_weight;
+		row->fair_key = e->fair_key[0] ? pstrdup(e->fair_key) : NULL;
+		row->shared = e->shared;
+		row->kind = e->lock->kind;
+		row->token = e->token;
+		row->since = e->since;
+		row->holder = NULL;
+		row->controller = NULL;
+		row->lease_expires = 0;
+		if (e->scope == SYNC_SCOPE_KEYED)
+		{
+			row->holder = pstrdup(e->holder->tag.key);
+			if (e->controller >= 0)
+				row->controller = pstrdup(sync_controller_name(e->controller));
+			row->lease_expires = e->lease_expires;
+		}
+	}
+	return nrows;
+}
+
+/*
+ * Every live lock of this database (cached semaphores, which have no
+ * holder and no waiter, are not shown).  Returns how many; *rows is
+ * palloc'd.
+ */
+int
+sync_status_locks(LockRow **rows_out)
+{
+	uint32		all = SYNC_ALL_PARTITIONS;
+	SyncLiveIter it;
+	LockRow    *rows;
+	int			nrows = 0;
+	int			maxrows = 0;
+	TimestampTz now;
+
+	now = GetCurrentTimestamp();
+	sync_lock_partitions(all, LW_SHARED);
+	sync_foreach_live_lock(it)
+		maxrows++;
+	rows = palloc_extended(sizeof(LockRow) * Max(maxrows, 1), MCXT_ALLOC_HUGE);
+	sync_foreach_live_lock(it)
+	{
+		SyncLock   *lock = sync_live_lock(it);
+		LockRow    *row;
+
+		if (lock->tag.dbid != MyDatabaseId)
+			continue;
+		row = &rows[nrows++];
+		row->name = pstrdup(lock->tag.name);
+		row->kind = lock->kind;
+		/* (a launch plan's lock without an overall limit shows none) */
+		row->limit = (lock->limit_defined && sync_lock_slots(lock) != PG_INT32_MAX) ?
+			sync_lock_slots(lock) : -1;
+		row->nheld = lock->nheld;
+		row->slots_held = lock->slots_held;
+		row->rate_tokens = -1;
+		row->rate_next_refill = 0;
+		if (lock->rate_limit > 0)
+			row->rate_tokens = sync_rate_tokens(lock, now, &row->rate_next_refill);
+		row->nwaiting = lock->nwaiting + lock->ndormant;
+		row->limit_row = sync_limit_row_name(lock);
+		row->max_waiters = (row->limit_row != NULL) ? lock->max_waiters : -1;
+	}
+	sync_unlock_partitions(all);
+	*rows_out = rows;
+	return nrows;
+}
+
+/*
+ * Every hold and queue entry of this database: holders, then the queue in
+ * order, then entries of inactive controllers, lock by lock.  Returns how
+ * many; *rows is palloc'd.
+ */
+int
+sync_status_entries(EntryRow **rows_out)
+{
+	uint32		all = SYNC_ALL_PARTITIONS;
+	SyncLiveIter it;
+	EntryRow   *rows;
+	int			nrows = 0;
+	int			maxrows;
+
+	sync_lock_partitions(all, LW_SHARED);
+	/* every entry belongs to a live lock, so this bounds the row count */
+	maxrows = Max(sync_max_entries - sync_entries_free(), 1);
+	rows = palloc_extended(sizeof(EntryRow) * maxrows, MCXT_ALLOC_HUGE);
+	sync_foreach_live_lock(it)
+	{
+		SyncLock   *lock = sync_live_lock(it);
+		char	   *name;
+
+		if (lock->tag.dbid != MyDatabaseId)
+			continue;
+		name = pstrdup(lock->tag.name);
+		nrows = sync_copy_entries(&lock->holders, rows, nrows, name, false);
+		nrows = sync_copy_entries(&lock->waiters, rows, nrows, name, true);
+		nrows = sync_copy_entries(&lock->dormant, rows, nrows, name, false);
+	}
+	sync_unlock_partitions(all);
+	*rows_out = rows;
+	return nrows;
+}

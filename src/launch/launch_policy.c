@@ -1,0 +1,608 @@
+/*-------------------------------------------------------------------------
+ *
+ * launch_policy.c
+ *		Launch-plan concurrency policies (Flyte's WAIT / ABORT / REPLACE /
+ *		SKIP) over versioned launch plans and their executions, built on
+ *		keyed holds (keyed_ops.c): creating and moving executions, promotion,
+ *		and reconciliation.  The SQL functions are in sql_launch.c, the
+ *		rows in launch_heap.c (the hot path) and launch_spi.c.
+ *
+ * Each launch plan name (project, domain, name) is the semaphore
+ *		sem/launchplan/<project>/<domain>/<name>
+ * whose keyed holders are execution ids, so its slots show in sync_locks,
+ * sync_holders and sync_waiters beside every other lock.  The semaphore
+ * needs no sync_limit row (a row 'launchplan/<project>/<domain>/<name>'
+ * would set an overall cap); each execution's request carries the limit of
+ * the version it launches (SyncEntry.admit_limit).  So the count is
+ * version-agnostic (every holder of the plan's semaphore) and the
+ * enforcement version-specific (the request's own limit), as Flyte's page
+ * describes.  A plan registered in a transaction can be launched in it.
+ *
+ * Phases, by rank (a phase never goes to a lower rank; terminal is final):
+ *	0 PENDING (waiting for a slot; holds none)
+ *	1 QUEUED, 2 RUNNING, 3 SUCCEEDING / FAILING / ABORTING (hold a slot)
+ *	4 SUCCEEDED / FAILED / ABORTED / TIMED_OUT (terminal; slot released)
+ * An execution moved to ABORTING by a REPLACE has lost its slot already.
+ *
+ * A pending execution is promoted to QUEUED when its keyed request is
+ * granted: keyed_ops.c calls sync_launch_grant_written() (through the hook
+ * syncwf.c sets) when it writes the grant (the worker, sync_reconcile(), or
+ * a repeated request), in the same transaction as the row and the NOTIFY.
+ *
+ * Events (skip, abort, replace, promotion, time-out) are rows of
+ * sync_launch_event and NOTIFYs on channel "syncwf_launch" (JSON).
+ *
+ * No state and no lock of its own.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "nodes/value.h"
+#include "utils/builtins.h"
+#include "utils/timestamp.h"
+
+#include "launch/launch_internal.h"
+
+const char *const sync_phase_names[PH_COUNT] = {
+	"PENDING", "QUEUED", "RUNNING", "SUCCEEDING", "FAILING", "ABORTING",
+	"SUCCEEDED", "FAILED", "ABORTED", "TIMED_OUT"
+};
+static const int phase_rank[PH_COUNT] = {0, 1, 2, 3, 3, 3, 4, 4, 4, 4};
+
+#define PHASE_TERMINAL(p)	(phase_rank[p] == 4)
+
+LaunchPhase
+sync_phase_of(const char *name, bool must)
+{
+	for (int i = 0; i < PH_COUNT; i++)
+		if (pg_strcasecmp(name, sync_phase_names[i]) == 0)
+			return (LaunchPhase) i;
+	if (must)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("unknown execution phase \"%s\"", name),
+				 errhint("Phases are PENDING, QUEUED, RUNNING, SUCCEEDING, SUCCEEDED, FAILING, FAILED, ABORTING, ABORTED and TIMED_OUT.")));
+	return PH_COUNT;
+}
+
+/* Is 'phase' final (SUCCEEDED, FAILED, ABORTED, TIMED_OUT)? */
+bool
+sync_phase_terminal(LaunchPhase phase)
+{
+	return phase < PH_COUNT && PHASE_TERMINAL(phase);
+}
+
+/*
+ * Move an execution to 'phase'.  set_reason: replace its reason with
+ * 'reason' (NULL clears it); otherwise keep the reason it has.
+ */
+static void
+sync_set_phase(const char *execution_id, LaunchPhase phase, bool set_reason,
+			   const char *reason)
+{
+	(void) sync_execution_move(execution_id, NULL, sync_phase_names[phase],
+							   PHASE_TERMINAL(phase), set_reason, reason, NULL);
+}
+
+static char *
+sync_plan_lock(const char *project, const char *domain, const char *name)
+{
+	return psprintf("%s%s/%s/%s", SYNC_LAUNCH_LOCK_PREFIX, project, domain, name);
+}
+
+/*
+ * Request the plan's semaphore (one slot) for an execution; see
+ * keyed_request.c for modes.
+ */
+static SyncKeyedResult
+sync_take_slot(const char *lock, const char *execution_id, SyncKeyedMode mode,
+			   int32 limit, int32 priority, TimestampTz order_at)
+{
+	SyncKeyedResult result;
+	SyncKeyedRequest kr;
+	char	   *names[1];
+
+	names[0] = (char *) lock;
+	memset(&result, 0, sizeof(result));
+	memset(&kr, 0, sizeof(kr));
+	kr.names = names;
+	kr.nnames = 1;
+	kr.holder = execution_id;
+	kr.mode = mode;
+	kr.admit_limit = limit;
+	kr.slots = 1;
+	kr.has_priority = true;
+	kr.priority = priority;
+	kr.has_queued_at = true;
+	kr.queued_at = order_at;
+	sync_keyed_request(&kr, &result);
+	return result;
+}
+
+/*
+ * If execution 'id' exists, fill *res with its state and return true; an
+ * id of another launch plan is an error.
+ */
+static bool
+sync_existing_execution(const char *id, const char *project, const char *domain,
+						const char *name, CreateResult *res)
+{
+	SyncExecutionRow row;
+
+	if (!sync_execution_read(id, &row))
+		return false;
+	if (strcmp(row.project, project) != 0 || strcmp(row.domain, domain) != 0 ||
+		strcmp(row.name, name) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNIQUE_VIOLATION),
+				 errmsg("execution \"%s\" already exists for launch plan %s/%s/%s",
+						id, row.project, row.domain, row.name),
+				 errhint("Execution ids are unique across launch plans; use a new id.")));
+	memset(res, 0, sizeof(CreateResult));
+	res->phase = sync_phase_of(row.phase, false);
+	res->reason = row.reason;
+	return true;
+}
+
+/*
+ * Insert the execution; if a concurrent call created the same id first,
+ * report that one instead (and record nothing).
+ */
+#define INSERT_OR_REPORT(phase_, reason_) \
+	do { \
+		SyncExecutionNew e_ = { \
+			.id = id, .project = project, .domain = domain, .name = name, \
+			.version = version, .phase = sync_phase_names[phase_], \
+			.queued = (phase_) == PH_QUEUED, .terminal = PHASE_TERMINAL(phase_), \
+			.reason = (reason_), .priority = priority, .created = now \
+		}; \
+		if (!sync_execution_insert(&e_)) \
+		{ \
+			(void) sync_existing_execution(id, project, domain, name, &res); \
+			return res; \
+		} \
+	} while (0)
+
+static void
+sync_limit_reached(bool raise, const char *reason)
+{
+	if (raise)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("%s", reason),
+				 errhint("Retry later, or call sync_execution_create() without raise_on_limit to have the outcome recorded.")));
+}
+
+/*
+ * sync_execution_create(): create execution 'id' of a plan version under
+ * its policy (see the README's launch-plan guide), or report the one that
+ * exists.
+ */
+CreateResult
+sync_launch_create(const char *project, const char *domain, const char *name,
+				   const char *version, const char *id, int32 priority,
+				   bool raise)
+{
+	CreateResult res;
+	List	   *rows;
+	SyncLaunchPolicy policy;
+	char	   *lock = sync_plan_lock(project, domain, name);
+	TimestampTz now = GetCurrentTimestamp();
+	int32		max;
+	const char *behavior;
+	const char *scheduling;
+	int32		order_priority = 0;
+	TimestampTz order_at = now;
+	SyncKeyedResult slot;
+
+	memset(&res, 0, sizeof(res));
+
+	/* An existing execution: report it, change nothing. */
+	if (sync_existing_execution(id, project, domain, name, &res))
+		return res;
+
+	/* The version's policy. */
+	if (!sync_launch_policy_read(project, domain, name, version, &policy))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("launch plan %s/%s/%s version \"%s\" is not registered",
+						project, domain, name, version),
+				 errhint("Register it first: SELECT sync_launch_plan_register('%s', '%s', '%s', '%s', ...);",
+						 project, domain, name, version)));
+
+	if (!policy.has_policy)
+	{
+		/*
+		 * No policy: QUEUED at once.  If other versions of the plan have a
+		 * policy, it takes a slot all the same (never refused), so that it
+		 * counts for them: counting is version-agnostic.
+		 */
+		if (sync_launch_tracked(project, domain, name))
+			(void) sync_take_slot(lock, id, SYNC_KEYED_FORCE, -1, 0, now);
+		INSERT_OR_REPORT(PH_QUEUED, NULL);
+		res.phase = PH_QUEUED;
+		return res;
+	}
+	max = policy.max_concurrency;
+	behavior = policy.behavior;
+	scheduling = policy.scheduling;
+	if (strcmp(scheduling, "PRIORITY") == 0)
+		order_priority = priority;
+	else if (strcmp(scheduling, "LIFO") == 0)
+		order_at = -now;		/* newest first: the queue key is negated */
+
+	slot = sync_take_slot(lock, id,
+						  strcmp(behavior, "WAIT") == 0 ? SYNC_KEYED_QUEUE : SYNC_KEYED_TRY,
+						  max, order_priority, order_at);
+	if (slot.held)
+	{
+		INSERT_OR_REPORT(PH_QUEUED, NULL);
+		res.phase = PH_QUEUED;
+		return res;
+	}
+	if (!slot.refused)
+	{
+		/* WAIT: pending until a slot frees */
+		res.phase = PH_PENDING;
+		res.reason = psprintf("Waiting for a slot: concurrency limit (%d) reached for launch plan %s/%s/%s",
+							  max, project, domain, name);
+		INSERT_OR_REPORT(PH_PENDING, res.reason);
+		/*
+		 * Its max_pending deadline: the worker looks for deadlines when
+		 * this commits (not before: it cannot see the row yet).
+		 */
+		if (policy.has_max_pending)
+			sync_keyed_wake_at_commit();
+		return res;
+	}
+
+	res.reason = psprintf("Concurrency limit (%d) reached for launch plan %s/%s/%s",
+						  max, project, domain, name);
+	if (strcmp(behavior, "REPLACE") == 0)
+	{
+		rows = sync_launch_oldest_active(project, domain, name, lock);
+		if (rows == NIL)
+		{
+			/*
+			 * The execution it found was replaced by a concurrent call that
+			 * committed while we waited for its row lock; that call's own
+			 * execution is only visible to a new statement.
+			 */
+			rows = sync_launch_oldest_active(project, domain, name, lock);
+		}
+		if (rows != NIL)
+		{
+			char	   *victim = ((char **) linitial(rows))[0];
+			char	   *why = psprintf("Replaced by execution %s: concurrency limit (%d) reached for launch plan %s/%s/%s",
+									   id, max, project, domain, name);
+
+			sync_set_phase(victim, PH_ABORTING, true, why);
+			(void) sync_keyed_delete(lock, victim, "replaced");
+			/* the slot it held is ours: taken over, not queued for */
+			(void) sync_take_slot(lock, id, SYNC_KEYED_FORCE, max, order_priority, order_at);
+			INSERT_OR_REPORT(PH_QUEUED, NULL);
+			sync_launch_event("REPLACED", id, project, domain, name, version,
+							  why, victim);
+			res.phase = PH_QUEUED;
+			res.reason = NULL;
+			res.replaced = victim;
+			return res;
+		}
+		/* nothing to replace (a limit of 0): refused like ABORT */
+		res.reason = psprintf("%s; no running execution to replace", res.reason);
+		behavior = "ABORT";
+	}
+
+	sync_limit_reached(raise, res.reason);
+	if (strcmp(behavior, "ABORT") == 0)
+	{
+		INSERT_OR_REPORT(PH_FAILED, res.reason);
+		sync_launch_event("ABORTED", id, project, domain, name, version,
+						  res.reason, NULL);
+		res.phase = PH_FAILED;
+		return res;
+	}
+	/* SKIP: no execution, an event */
+	sync_launch_event("SKIPPED", id, project, domain, name, version,
+					  res.reason, NULL);
+	res.skipped = true;
+	return res;
+}
+
+/*
+ * Give up an execution's slot (or its place in the queue), if it has one.
+ * The caller checked that it may act on the execution.
+ */
+static void
+sync_drop_slot(const char *lock, const char *id)
+{
+	SyncKeyedInfo info;
+
+	if (sync_keyed_lookup(lock, id, &info))
+		(void) sync_keyed_delete(lock, id, SYNC_REASON_RELEASED);
+}
+
+/* sync_launch_update()'s decision on the row it found. */
+typedef struct UpdateDecision
+{
+	const char *id;
+	LaunchPhase want;
+	LaunchPhase cur;			/* the phase found */
+} UpdateDecision;
+
+static bool
+decide_update(const SyncExecutionRow *row, void *arg, SyncExecutionMove *move)
+{
+	UpdateDecision *d = arg;
+	const char *id = d->id;
+	LaunchPhase want = d->want;
+	LaunchPhase cur = sync_phase_of(row->phase, false);
+
+	if (cur == PH_COUNT)
+		cur = PH_QUEUED;		/* a phase written by hand: treat as queued */
+	d->cur = cur;
+
+	/* only the role that created it (a member, or an administrator) */
+	if (OidIsValid(row->owner))
+		sync_check_owner(row->owner, sync_plan_lock(row->project, row->domain, row->name), id);
+
+	if (want == cur)
+		return false;
+	if (PHASE_TERMINAL(cur))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("execution \"%s\" is %s, which is final", id, sync_phase_names[cur]),
+				 errhint("A terminal phase never changes.")));
+	if (phase_rank[want] <= phase_rank[cur])
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("execution \"%s\" cannot go from %s back to %s", id,
+						sync_phase_names[cur], sync_phase_names[want]),
+				 errhint("Phases only move forward: PENDING, QUEUED, RUNNING, then SUCCEEDING, FAILING or ABORTING, then a terminal phase.")));
+	if (cur == PH_PENDING && !PHASE_TERMINAL(want))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("execution \"%s\" is waiting for a slot", id),
+				 errdetail("A PENDING execution becomes QUEUED when its launch plan has a free slot."),
+				 errhint("To give up waiting, move it to ABORTED.")));
+
+	/* leaving PENDING, the reason it waited no longer applies */
+	move->phase = sync_phase_names[want];
+	move->terminal = PHASE_TERMINAL(want);
+	move->set_reason = (cur == PH_PENDING);
+	move->reason = NULL;
+	return true;
+}
+
+/*
+ * sync_execution_update(): move execution 'id' to phase 'want'; a terminal
+ * phase gives its slot back.  Returns the phase it is in.
+ */
+LaunchPhase
+sync_launch_update(const char *id, LaunchPhase want)
+{
+	UpdateDecision d;
+	SyncExecutionRow row;
+
+	d.id = id;
+	d.want = want;
+	switch (sync_execution_change(id, decide_update, &d, &row))
+	{
+		case SYNC_EXECUTION_MISSING:
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_OBJECT),
+					 errmsg("execution \"%s\" does not exist", id),
+					 errhint("Create it with sync_execution_create().")));
+			break;
+		case SYNC_EXECUTION_KEPT:
+			return d.cur;		/* already in that phase */
+		case SYNC_EXECUTION_MOVED:
+			if (PHASE_TERMINAL(want))
+				sync_drop_slot(sync_plan_lock(row.project, row.domain, row.name), id);
+			break;
+	}
+	return want;
+}
+
+/*-------------------------------------------------------------------------
+ * Promotion and reconciliation
+ *-------------------------------------------------------------------------
+ */
+
+/*
+ * The keyed grant of lock 'name' to 'holder' has just been written (in
+ * this transaction): if it is a launch plan's, its pending execution is
+ * QUEUED now.  keyed_ops.c's hook.
+ */
+void
+sync_launch_grant_written(const char *name, const char *holder)
+{
+	SyncExecutionRow row;
+
+	if (!sync_lock_is_launch_plan(name))
+		return;
+	if (sync_execution_move(holder, "PENDING", "QUEUED", false, true, NULL, &row))
+		sync_launch_event("PROMOTED", holder, row.project, row.domain, row.name,
+						  row.version, NULL, NULL);
+}
+
+/*
+ * Is there anything to do for this execution (a row of to_reconcile) in
+ * sync_launch_reconcile(), given whether it has a keyed entry and whether
+ * that entry holds a slot?
+ */
+static bool
+sync_launch_needs_action(char **r, LaunchPhase phase, bool has_entry, bool held,
+						 bool tracked)
+{
+	if (PHASE_TERMINAL(phase))
+		return has_entry;
+	if (phase == PH_PENDING)
+		return (r[9] && r[9][0] == 't') || r[6] == NULL || !has_entry ||
+			(!held && (r[8] == NULL || pg_strtoint32(r[8]) != pg_strtoint32(r[6])));
+	return !held && phase != PH_ABORTING && tracked;
+}
+
+/*
+ * One round of launch-plan maintenance (from sync_reconcile_round):
+ *	- pending executions whose version lost its policy are QUEUED;
+ *	- pending executions whose version's limit changed wait against the
+ *	  new limit (a raised one grants at once);
+ *	- pending executions older than max_pending are TIMED_OUT;
+ *	- slots are repaired after direct updates of phases: a terminal
+ *	  execution gives its slot back, an active one without a slot takes one.
+ * Returns the number of changes; *next is the next time-out (DT_NOEND).
+ */
+int
+sync_launch_reconcile(TimestampTz now, TimestampTz *next)
+{
+	List	   *rows;
+	char	   *deadline;
+	List	   *regrant = NIL;
+	ListCell   *lc;
+	int			n = 0;
+	bool		busy = false;
+
+	*next = DT_NOEND;
+	if (!OidIsValid(sync_state_relid(true)))
+		return 0;
+	rows = sync_launch_to_reconcile();
+	foreach(lc, rows)
+	{
+		char	  **r = (char **) lfirst(lc);
+		char	   *id = r[0];
+		LaunchPhase phase = sync_phase_of(r[5], false);
+		char	   *lock = r[11];
+		bool		has_entry = (r[7] != NULL);
+		bool		held = has_entry && r[7][0] == 't';
+		bool		tracked = (r[12] != NULL && r[12][0] == 't');
+
+		if (phase == PH_COUNT)
+			continue;
+		if (!sync_launch_needs_action(r, phase, has_entry, held, tracked))
+			continue;
+
+		if (r[1] != NULL)
+		{
+			SyncKeyedInfo info;
+
+			/*
+			 * Lock the execution's row first, without waiting: one that a
+			 * transaction is changing (its phase, its slot), or that another
+			 * round has changed since we read it, is looked at again
+			 * shortly, and the worker never deadlocks with it.
+			 */
+			if (!sync_launch_lock_if_free(id, r[5]))
+			{
+				busy = true;
+				continue;
+			}
+
+			/*
+			 * Another round may have acted on it and committed after we read
+			 * it, leaving its phase as it was (a RUNNING execution that took
+			 * its slot).  Shared memory, updated at that commit before its
+			 * locks were released, says what holds now.
+			 */
+			has_entry = sync_keyed_lookup(lock, id, &info);
+			held = has_entry && info.state == SYNC_ENTRY_HELD;
+			if (!sync_launch_needs_action(r, phase, has_entry, held, tracked))
+				continue;
+		}
+		if (PHASE_TERMINAL(phase))
+		{
+			if (has_entry)
+			{
+				(void) sync_keyed_delete(lock, id, SYNC_REASON_RELEASED);
+				n++;
+			}
+		}
+		else if (phase == PH_PENDING)
+		{
+			if (r[9] && r[9][0] == 't')
+			{
+				char	   *why = psprintf("Pending longer than max_pending (%s s) for launch plan %s/%s/%s",
+										   r[10], r[1], r[2], r[3]);
+
+				if (has_entry)
+					(void) sync_keyed_delete(lock, id, SYNC_REASON_RELEASED);
+				sync_set_phase(id, PH_TIMED_OUT, true, why);
+				sync_launch_event("TIMED_OUT", id, r[1], r[2], r[3], r[4], why, NULL);
+				n++;
+			}
+			else if (r[6] == NULL)
+			{
+				/*
+				 * The version lost its policy: no longer waits.  It still
+				 * counts (takes a slot, never refused) if another version of
+				 * the plan has a policy.
+				 */
+				if (has_entry)
+					(void) sync_keyed_delete(lock, id, SYNC_REASON_RELEASED);
+				if (tracked)
+					(void) sync_take_slot(lock, id, SYNC_KEYED_FORCE, -1, 0, now);
+				sync_set_phase(id, PH_QUEUED, true, NULL);
+				sync_launch_event("PROMOTED", id, r[1], r[2], r[3], r[4],
+								  "the launch plan version has no concurrency policy any more", NULL);
+				n++;
+			}
+			else if (has_entry && !held &&
+					 (r[8] == NULL || pg_strtoint32(r[8]) != pg_strtoint32(r[6])))
+			{
+				int32		limit = pg_strtoint32(r[6]);
+
+				/* granted below, once every waiter has its new limit */
+				sync_keyed_readmit(lock, id, limit, false);
+				regrant = list_append_unique(regrant, makeString(lock));
+				sync_set_phase(id, PH_PENDING, true,
+							   psprintf("Waiting for a slot: concurrency limit (%d) reached for launch plan %s/%s/%s",
+										limit, r[1], r[2], r[3]));
+				n++;
+			}
+			else if (!has_entry)
+			{
+				/* queue it (again) */
+				(void) sync_take_slot(lock, id, SYNC_KEYED_QUEUE, pg_strtoint32(r[6]), 0,
+									  now);
+				n++;
+			}
+		}
+		else if (!held && phase != PH_ABORTING)
+		{
+			/*
+			 * Running without a slot (moved by hand): it takes one.  (An
+			 * ABORTING execution without one was replaced: it gave its slot
+			 * to its replacement.)
+			 */
+			if (tracked)
+			{
+				if (has_entry)
+					(void) sync_keyed_delete(lock, id, SYNC_REASON_RELEASED);
+				(void) sync_take_slot(lock, id, SYNC_KEYED_FORCE,
+									  r[6] ? pg_strtoint32(r[6]) : -1, 0, now);
+				n++;
+			}
+		}
+	}
+
+	foreach(lc, regrant)
+		sync_grant_waiters_of(strVal(lfirst(lc)));
+	if (busy)
+		sync_launch_set_dirty();
+
+	deadline = sync_launch_next_deadline();
+	if (deadline != NULL)
+	{
+		Datum		d = DirectFunctionCall3(timestamptz_in,
+										   CStringGetDatum(deadline),
+										   ObjectIdGetDatum(InvalidOid),
+										   Int32GetDatum(-1));
+
+		*next = DatumGetTimestampTz(d);
+	}
+	if (busy)
+		*next = Min(*next, now + USECS_PER_SEC / 10);
+	return n;
+}
