@@ -73,7 +73,7 @@ cmp11_describe() {
    bucket is full: the first $RATE_PER_S are granted at once, the first of
    them at t1, and the bucket is then empty. From there on the k-th token
    is due at exactly t1 + k / $RATE_PER_S s (the bucket is a GCRA,
-   src/rate_limits.c), and each grant's delay is its
+   src/engine/rate_limits.c), and each grant's delay is its
    \`sync_state.granted_at\` (the moment the grant happened in shared
    memory, whoever wrote the row later) minus the due time of its token,
    the grants taken in fencing-token order. The rate worker grants them: it

@@ -1,7 +1,10 @@
 /*-------------------------------------------------------------------------
  *
  * core/core.h
- *		The public header of the core subsystem.
+ *		The public header of core/: names and tags, fencing tokens, settings,
+ *		syncwf's tables and statements, privileges, waiting for a client,
+ *		wake-ups of a holder's waiters, NOTIFY payloads.  Every other
+ *		subsystem includes it; it includes compat.h.  See core/README.md.
  *
  *-------------------------------------------------------------------------
  */

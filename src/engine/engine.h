@@ -1,7 +1,10 @@
 /*-------------------------------------------------------------------------
  *
  * engine/engine.h
- *		The public header of this subsystem: what the subsystems above may use.
+ *		The public header of the lock engine (engine/README.md): the lock
+ *		table and its entries, requests and grants, this backend's holds,
+ *		limits, weights, rates, deadlocks, statistics, the outbox and the
+ *		workers' deadlines -- what keyed/, launch/ and entry/ may use.
  *
  *-------------------------------------------------------------------------
  */
@@ -524,14 +527,11 @@ extern void sync_holds_at_subcommit(SubTransactionId subid,
 									SubTransactionId parent);
 
 /*
- * outbox.c: What backends leave for the background worker: grants of pending
- * keyed entries to write and announce, the deadlines it must wake for
- * (leases, launch-plan time-outs), and its latch.
+ * outbox.c: grants of pending keyed entries, made where no table can be
+ * written, for the worker to write to sync_state and announce.
  */
 
 #define SYNC_OUTBOX_TRANCHE		"syncwf outbox"
-
-/* Grants of pending keyed entries, for the worker to write and announce. */
 #define SYNC_OUTBOX_SIZE		4096
 
 typedef struct SyncOutboxItem
@@ -544,18 +544,21 @@ typedef struct SyncOutboxItem
 extern Size sync_outbox_shmem_size(void);
 extern void sync_outbox_shmem_request(void);
 extern void sync_outbox_shmem_init(void);
-
-/* the worker's latch */
-extern void sync_worker_attach(void);
-extern void sync_worker_detach(void);
-extern void sync_worker_wake(void);
-
-/* grants to write */
 extern void sync_outbox_push(SyncEntry *entry);
 extern void sync_outbox_requeue(const SyncOutboxItem *item);
 extern List *sync_outbox_drain(bool *overflow);
 
-/* deadlines: the earliest lease expiry, launch plans' time-outs and changes */
+/*
+ * worker_deadlines.c: the latches of the two workers and the deadlines they
+ * wake for (leases, launch-plan time-outs and changes, rates, lowered
+ * limits).
+ */
+extern Size sync_worker_wake_shmem_size(void);
+extern void sync_worker_wake_shmem_init(void);
+extern void sync_worker_attach(void);
+extern void sync_worker_detach(void);
+extern void sync_worker_wake(void);
+extern void sync_rate_worker_attach(bool attach);
 extern void sync_lease_scheduled(TimestampTz expires);
 extern uint64 sync_lease_due(void);
 extern void sync_lease_reset(void);
@@ -564,7 +567,6 @@ extern uint64 sync_launch_due(void);
 extern void sync_launch_reset_deadline(void);
 extern void sync_launch_set_dirty(void);
 extern bool sync_launch_take_dirty(void);
-extern void sync_rate_worker_attach(bool attach);
 extern void sync_rate_scheduled(TimestampTz due, bool wake);
 extern uint64 sync_rate_deadline(void);
 extern void sync_rate_reset(void);

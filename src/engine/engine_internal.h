@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * engine/engine_internal.h
- *		The internal header of this subsystem: what its files share.
+ *		What only the files of engine/ share.  Includes engine.h.
  *
  *-------------------------------------------------------------------------
  */

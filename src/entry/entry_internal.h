@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * entry/entry_internal.h
- *		Declarations shared by the files of the entry points.
+ *		What the files of entry/ share: reading arguments and the entry
+ *		guard (sql_common.c).  Nothing outside entry/ includes it.
  *
  *-------------------------------------------------------------------------
  */

@@ -47,6 +47,7 @@ syncwf_shmem_request(void)
 	size = add_size(size, sync_lock_table_shmem_size());
 	size = add_size(size, sync_tokens_shmem_size());
 	size = add_size(size, sync_outbox_shmem_size());
+	size = add_size(size, sync_worker_wake_shmem_size());
 	size = add_size(size, sync_controllers_shmem_size());
 	size = add_size(size, sync_holders_shmem_size());
 	size = add_size(size, sync_wakeups_shmem_size());
@@ -73,6 +74,7 @@ syncwf_shmem_startup(void)
 	sync_lock_table_shmem_init();
 	sync_tokens_shmem_init();
 	sync_outbox_shmem_init();
+	sync_worker_wake_shmem_init();
 	sync_controllers_shmem_init();
 	sync_holders_shmem_init();
 	sync_wakeups_shmem_init();

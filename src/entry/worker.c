@@ -11,7 +11,7 @@
  * postmaster restarts it if it fails.  With syncwf.enable_worker = off it
  * idles, and sync_reconcile() (for example from pg_cron) does the rounds.
  *
- * Its latch and the deadlines it sleeps until are in outbox.c.
+ * Its latch and the deadlines it sleeps until are in worker_deadlines.c.
  *
  * The rate worker (sync_rate_worker_main) is a second, smaller process: it
  * sleeps until the moment the tokens of a rate-limited semaphore's front

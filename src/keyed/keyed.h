@@ -1,7 +1,10 @@
 /*-------------------------------------------------------------------------
  *
  * keyed/keyed.h
- *		The public header of this subsystem: what the subsystems above may use.
+ *		The public header of keyed holds (keyed/README.md): the rows of
+ *		sync_state, holder entries, requests, what a transaction did, the
+ *		operations on keyed holds and the views' copies -- what launch/ and
+ *		entry/ may use.
  *
  *-------------------------------------------------------------------------
  */

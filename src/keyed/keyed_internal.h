@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * keyed/keyed_internal.h
- *		The internal header of this subsystem: what its files share.
+ *		What only the files of keyed/ share.  Includes keyed.h.
  *
  *-------------------------------------------------------------------------
  */

@@ -1,7 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * launch/launch.h
- *		The public header of this subsystem: what the subsystems above may use.
+ *		The public header of launch plans (launch/README.md): the policies,
+ *		registering a plan, and the round of maintenance -- what entry/ may
+ *		use.
  *
  *-------------------------------------------------------------------------
  */

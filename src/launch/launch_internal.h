@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * launch/launch_internal.h
- *		The internal header of this subsystem: what its files share.
+ *		What only the files of launch/ share.  Includes launch.h.
  *
  *-------------------------------------------------------------------------
  */

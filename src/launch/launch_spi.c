@@ -8,7 +8,7 @@
  *		Table I/O only, with no knowledge of shared memory; launch_policy.c
  *		decides what to run.
  *
- * Statements run as the tables' owner (tables.c), prepared once per
+ * Statements run as the tables' owner (owner_statements.c), prepared once per
  * sync_state table, schema-qualified and with OPERATOR(pg_catalog.=), so
  * that nothing depends on the caller's search_path; a plan is registered
  * with the caller's own privileges.

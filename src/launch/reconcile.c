@@ -22,7 +22,7 @@
  *	6. reconciles launch plans (launch_policy.c) when plans or execution phases
  *	   were changed by hand or a max_pending deadline has come.
  *
- * No state of its own; the deadlines live in outbox.c.
+ * No state of its own; the deadlines live in worker_deadlines.c.
  *
  *-------------------------------------------------------------------------
  */

@@ -1,7 +1,7 @@
-# Every difference between PostgreSQL versions lives in src/compat.h.
+# Every difference between PostgreSQL versions lives in src/core/compat.h.
 #
 #  - no other file under src/ tests PG_VERSION_NUM;
-#  - each guard in src/compat.h is keyed on a major release (NN0000), the
+#  - each guard in src/core/compat.h is keyed on a major release (NN0000), the
 #    one that made the change, so a major the test command cannot run (16)
 #    still takes the branch its headers need;
 #  - the module this suite built loads in the server it is tested with
@@ -18,10 +18,16 @@ use Test::More;
 # src/ is in the repository root: test/t/../../src, whatever the current
 # directory.
 my $src = File::Spec->catdir(dirname(File::Spec->rel2abs(__FILE__)), '..', '..', 'src');
-opendir my $dh, $src or die "cannot open $src: $!";
-my @files = sort grep { /\.[ch]$/ } readdir $dh;
-closedir $dh;
-ok(scalar(grep { $_ eq 'compat.h' } @files), 'src/compat.h exists');
+# Every .c and .h file of src/ and its subsystem folders, as "folder/file".
+my @files;
+for my $dir ('', map { "$_/" } grep { -d "$src/$_" } do { opendir my $d, $src or die; grep { !/^\./ } readdir $d })
+{
+	opendir my $dh, "$src/$dir" or die "cannot open $src/$dir: $!";
+	push @files, map { "$dir$_" } grep { /\.[ch]$/ } readdir $dh;
+	closedir $dh;
+}
+@files = sort @files;
+ok(scalar(grep { $_ eq 'core/compat.h' } @files), 'src/core/compat.h exists');
 
 my (@outside, @guards);
 for my $f (@files)
@@ -31,7 +37,7 @@ for my $f (@files)
 	for my $i (0 .. $#lines)
 	{
 		next unless $lines[$i] =~ /PG_VERSION_NUM/;
-		if ($f eq 'compat.h')
+		if ($f eq 'core/compat.h')
 		{
 			push @guards, $lines[$i] if $lines[$i] =~ /^\s*#\s*(?:if|elif)/;
 		}
@@ -41,8 +47,8 @@ for my $f (@files)
 		}
 	}
 }
-is(join("\n", @outside), '', 'no file of src/ but compat.h tests PG_VERSION_NUM');
-ok(scalar(@guards) >= 5, 'src/compat.h has its version guards (' . scalar(@guards) . ')');
+is(join("\n", @outside), '', 'no file of src/ but core/compat.h tests PG_VERSION_NUM');
+ok(scalar(@guards) >= 5, 'src/core/compat.h has its version guards (' . scalar(@guards) . ')');
 is( join("\n", grep { !/PG_VERSION_NUM\s*(?:>=|<)\s*1[5-9]0000\b/ } @guards),
 	'',
 	'every guard compares PG_VERSION_NUM with a major release (>= or < NN0000)');

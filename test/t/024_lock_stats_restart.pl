@@ -2,7 +2,7 @@
 #
 # On PostgreSQL 18 and later the rows are saved as custom cumulative
 # statistics at a clean shutdown and come back at the next start, with
-# their names, counters, histogram and reset time (src/stats_persist.c):
+# their names, counters, histogram and reset time (src/engine/stats_persist.c):
 #  - a fast restart brings back every row, of every database, identical;
 #  - a second restart before anything used the rows keeps them too;
 #  - a lock used again counts on in its restored row;
