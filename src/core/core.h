@@ -28,7 +28,7 @@ extern void sync_sleep(long timeout_ms, uint32 wait_event_info);
 
 /*
  * guc.c: The configuration parameters of syncwf, and the one question about
- * them every layer asks: is this the database of keyed holds?
+ * them every subsystem asks: is this the database of keyed holds?
  */
 
 extern int	sync_max_locks;

@@ -1,16 +1,15 @@
 /*-------------------------------------------------------------------------
  *
  * syncwf.c
- *		The module's entry point, at the top of the layers: refuses to load
+ *		The module's entry point, in the top subsystem: refuses to load
  *		unless preloaded, defines the GUCs, registers the background worker
- *		(worker.c), and owns
- *		what every module needs once per server or per backend -- the
- *		shared memory (each module's size, tranche and initialization, in a
- *		fixed order), the transaction callbacks (each module's commit and
- *		abort work, in a fixed order), the hooks through which a lower
- *		module tells an upper one what happened, and DISCARD ALL, which
- *		ends the session's holds.  docs/architecture.md
- *		shows the layers.
+ *		(worker.c), and owns what every subsystem needs once per server or
+ *		per backend -- the shared memory (each file's size, tranche and
+ *		initialization, in a fixed order), the transaction callbacks (each
+ *		subsystem's commit and abort work, in a fixed order), the hooks
+ *		through which a lower subsystem tells a higher one what happened,
+ *		and DISCARD ALL, which ends the session's holds.  src/README.md
+ *		lists the subsystems.
  *
  *-------------------------------------------------------------------------
  */
