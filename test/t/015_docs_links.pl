@@ -1,6 +1,7 @@
 # Every relative link of the documentation leads somewhere.
 #
-# For each Markdown link of README.md, docs/*.md and examples/README.md
+# For each Markdown link of README.md, docs/*.md, docs/architecture/*.md,
+# examples/README.md, and src/README.md and src/*/README.md where they exist,
 # whose target has no scheme (http:, https:, mailto:, ... are left alone):
 #
 #  - the file it names exists, relative to the linking file (a target that
@@ -13,8 +14,12 @@
 #
 # Fenced code blocks and code spans hold no links and no headings.  Also,
 # every page docs/*.md is linked from README.md or from docs/README.md (the
-# index of docs/, when there is one, itself linked from README.md).  Needs
-# no server.
+# index of docs/, when there is one, itself linked from README.md), and
+# every page docs/architecture/*.md from docs/architecture.md.
+#
+# The architecture pages (docs/architecture.md, docs/architecture/*.md) are
+# wrapped: outside fenced code blocks, tables and lines holding a URL, no
+# line is longer than 100 characters.  Needs no server.
 use strict;
 use warnings FATAL => 'all';
 use utf8;
@@ -29,10 +34,31 @@ use Test::More;
 my $root = abs_path(File::Spec->catdir(dirname(File::Spec->rel2abs(__FILE__)), '..', '..'));
 ok(-f "$root/README.md", 'README.md is found in the repository root') or BAIL_OUT("no $root/README.md");
 
-opendir my $dh, "$root/docs" or die "cannot open $root/docs: $!";
-my @pages = map { "docs/$_" } sort grep { /\.md$/ && -f "$root/docs/$_" } readdir $dh;
-closedir $dh;
+# The Markdown files directly in a directory of the repository, as paths
+# relative to the root, sorted; none when the directory does not exist.
+sub md_files_in
+{
+	my ($dir) = @_;
+	opendir my $dh, "$root/$dir" or return ();
+	my @files = map { "$dir/$_" } sort grep { /\.md$/ && -f "$root/$dir/$_" } readdir $dh;
+	closedir $dh;
+	return @files;
+}
+
+my @pages = md_files_in('docs');
 ok(scalar(@pages) > 0, 'docs/ has Markdown pages (' . scalar(@pages) . ')');
+my @arch_pages = md_files_in('docs/architecture');
+ok(scalar(@arch_pages) > 0, 'docs/architecture/ has Markdown pages (' . scalar(@arch_pages) . ')');
+
+# The folder READMEs of src/, once they exist: src/README.md and
+# src/<subsystem>/README.md.
+my @src_readmes = grep { -f "$root/$_" } 'src/README.md';
+if (opendir my $sh, "$root/src")
+{
+	push @src_readmes, map { "src/$_/README.md" }
+	  sort grep { !/^\./ && -d "$root/src/$_" && -f "$root/src/$_/README.md" } readdir $sh;
+	closedir $sh;
+}
 
 # A path relative to the repository root, for messages.
 sub rel
@@ -152,8 +178,9 @@ sub links_of
 	return @links;
 }
 
+my @checked = ('README.md', @pages, @arch_pages, 'examples/README.md', @src_readmes);
 my (@broken, %linked_from, $count);
-for my $page ('README.md', @pages, 'examples/README.md')
+for my $page (@checked)
 {
 	my $from = "$root/$page";
 	for my $l (links_of($from))
@@ -180,8 +207,9 @@ for my $page ('README.md', @pages, 'examples/README.md')
 		  unless anchors($file)->{$anchor};
 	}
 }
-ok($count > 50, "README.md, docs/*.md and examples/README.md have relative links ($count)");
-is_deeply(\@broken, [], 'every relative link of README.md, docs/*.md and examples/README.md resolves, anchors included')
+ok($count > 50, "the documentation has relative links ($count)");
+note('checked: ' . join(' ', @checked));
+is_deeply(\@broken, [], 'every relative link of the documentation (' . scalar(@checked) . ' files) resolves, anchors included')
   or diag("broken links:\n" . join("\n", map { "  $_" } @broken));
 
 # Every page of docs/ can be reached from README.md: linked from it, or from
@@ -195,5 +223,31 @@ for my $page (@pages)
 }
 is_deeply(\@unlinked, [], 'every page of docs/ is linked from README.md or from the index docs/README.md')
   or diag("pages not linked from the index:\n" . join("\n", map { "  $_" } @unlinked));
+
+# Every page of docs/architecture/ is linked from the overview.
+my @unlinked_arch;
+for my $page (@arch_pages)
+{
+	my %from = map { $_ => 1 } @{ $linked_from{ abs_path("$root/$page") } // [] };
+	push @unlinked_arch, $page unless $from{'docs/architecture.md'};
+}
+is_deeply(\@unlinked_arch, [], 'every page of docs/architecture/ is linked from docs/architecture.md')
+  or diag("pages not linked from docs/architecture.md:\n" . join("\n", map { "  $_" } @unlinked_arch));
+
+# The architecture pages are wrapped at 100 characters, except in fenced
+# code blocks (blanked by prose_lines), tables and lines holding a URL.
+my @long;
+for my $page ('docs/architecture.md', @arch_pages)
+{
+	my $n = 0;
+	for my $line (prose_lines("$root/$page"))
+	{
+		$n++;
+		next if $line =~ /^\s*\|/ || $line =~ m{[A-Za-z][A-Za-z0-9+.-]*://};
+		push @long, "$page:$n: " . length($line) . ' characters' if length($line) > 100;
+	}
+}
+is_deeply(\@long, [], 'no line of the architecture pages is longer than 100 characters (tables, code and URLs aside)')
+  or diag("long lines:\n" . join("\n", map { "  $_" } @long));
 
 done_testing();
