@@ -186,7 +186,7 @@ sync_launch_create(const char *project, const char *domain, const char *name,
 				   bool raise)
 {
 	CreateResult res;
-	List	   *rows;
+	char	   *victim;
 	SyncLaunchPolicy policy;
 	char	   *lock = sync_plan_lock(project, domain, name);
 	TimestampTz now = GetCurrentTimestamp();
@@ -262,19 +262,18 @@ sync_launch_create(const char *project, const char *domain, const char *name,
 						  max, project, domain, name);
 	if (strcmp(behavior, "REPLACE") == 0)
 	{
-		rows = sync_launch_oldest_active(project, domain, name, lock);
-		if (rows == NIL)
+		victim = sync_launch_oldest_active(project, domain, name, lock);
+		if (victim == NULL)
 		{
 			/*
 			 * The execution it found was replaced by a concurrent call that
 			 * committed while we waited for its row lock; that call's own
 			 * execution is only visible to a new statement.
 			 */
-			rows = sync_launch_oldest_active(project, domain, name, lock);
+			victim = sync_launch_oldest_active(project, domain, name, lock);
 		}
-		if (rows != NIL)
+		if (victim != NULL)
 		{
-			char	   *victim = ((char **) linitial(rows))[0];
 			char	   *why = psprintf("Replaced by execution %s: concurrency limit (%d) reached for launch plan %s/%s/%s",
 									   id, max, project, domain, name);
 
@@ -429,20 +428,29 @@ sync_launch_grant_written(const char *name, const char *holder)
 }
 
 /*
+ * Does the pending execution of 'row', whose version has a policy, wait
+ * against another limit than its version's?
+ */
+static bool
+sync_launch_limit_changed(const SyncLaunchRow *row)
+{
+	return !row->has_admit_limit || row->admit_limit != row->max_concurrency;
+}
+
+/*
  * Is there anything to do for this execution (a row of to_reconcile) in
  * sync_launch_reconcile(), given whether it has a keyed entry and whether
  * that entry holds a slot?
  */
 static bool
-sync_launch_needs_action(char **r, LaunchPhase phase, bool has_entry, bool held,
-						 bool tracked)
+sync_launch_needs_action(const SyncLaunchRow *row, bool has_entry, bool held)
 {
-	if (PHASE_TERMINAL(phase))
+	if (PHASE_TERMINAL(row->phase))
 		return has_entry;
-	if (phase == PH_PENDING)
-		return (r[9] && r[9][0] == 't') || r[6] == NULL || !has_entry ||
-			(!held && (r[8] == NULL || pg_strtoint32(r[8]) != pg_strtoint32(r[6])));
-	return !held && phase != PH_ABORTING && tracked;
+	if (row->phase == PH_PENDING)
+		return row->timed_out || !row->has_policy || !has_entry ||
+			(!held && sync_launch_limit_changed(row));
+	return !held && row->phase != PH_ABORTING && row->tracked;
 }
 
 /*
@@ -459,7 +467,6 @@ int
 sync_launch_reconcile(TimestampTz now, TimestampTz *next)
 {
 	List	   *rows;
-	char	   *deadline;
 	List	   *regrant = NIL;
 	ListCell   *lc;
 	int			n = 0;
@@ -471,20 +478,20 @@ sync_launch_reconcile(TimestampTz now, TimestampTz *next)
 	rows = sync_launch_to_reconcile();
 	foreach(lc, rows)
 	{
-		char	  **r = (char **) lfirst(lc);
-		char	   *id = r[0];
-		LaunchPhase phase = sync_phase_of(r[5], false);
-		char	   *lock = r[11];
-		bool		has_entry = (r[7] != NULL);
-		bool		held = has_entry && r[7][0] == 't';
-		bool		tracked = (r[12] != NULL && r[12][0] == 't');
+		SyncLaunchRow *row = (SyncLaunchRow *) lfirst(lc);
+		char	   *id = row->execution_id;
+		LaunchPhase phase = row->phase;
+		char	   *lock = row->lock;
+		bool		has_entry = row->has_entry;
+		bool		held = row->held;
+		bool		tracked = row->tracked;
 
 		if (phase == PH_COUNT)
 			continue;
-		if (!sync_launch_needs_action(r, phase, has_entry, held, tracked))
+		if (!sync_launch_needs_action(row, has_entry, held))
 			continue;
 
-		if (r[1] != NULL)
+		if (row->project != NULL)
 		{
 			SyncKeyedInfo info;
 
@@ -494,7 +501,7 @@ sync_launch_reconcile(TimestampTz now, TimestampTz *next)
 			 * round has changed since we read it, is looked at again
 			 * shortly, and the worker never deadlocks with it.
 			 */
-			if (!sync_launch_lock_if_free(id, r[5]))
+			if (!sync_launch_lock_if_free(id, sync_phase_names[phase]))
 			{
 				busy = true;
 				continue;
@@ -508,7 +515,7 @@ sync_launch_reconcile(TimestampTz now, TimestampTz *next)
 			 */
 			has_entry = sync_keyed_lookup(lock, id, &info);
 			held = has_entry && info.state == SYNC_ENTRY_HELD;
-			if (!sync_launch_needs_action(r, phase, has_entry, held, tracked))
+			if (!sync_launch_needs_action(row, has_entry, held))
 				continue;
 		}
 		if (PHASE_TERMINAL(phase))
@@ -521,18 +528,20 @@ sync_launch_reconcile(TimestampTz now, TimestampTz *next)
 		}
 		else if (phase == PH_PENDING)
 		{
-			if (r[9] && r[9][0] == 't')
+			if (row->timed_out)
 			{
 				char	   *why = psprintf("Pending longer than max_pending (%s s) for launch plan %s/%s/%s",
-										   r[10], r[1], r[2], r[3]);
+										   row->max_pending_secs, row->project,
+										   row->domain, row->name);
 
 				if (has_entry)
 					(void) sync_keyed_delete(lock, id, SYNC_REASON_RELEASED);
 				sync_set_phase(id, PH_TIMED_OUT, true, why);
-				sync_launch_event("TIMED_OUT", id, r[1], r[2], r[3], r[4], why, NULL);
+				sync_launch_event("TIMED_OUT", id, row->project, row->domain,
+								  row->name, row->version, why, NULL);
 				n++;
 			}
-			else if (r[6] == NULL)
+			else if (!row->has_policy)
 			{
 				/*
 				 * The version lost its policy: no longer waits.  It still
@@ -544,28 +553,28 @@ sync_launch_reconcile(TimestampTz now, TimestampTz *next)
 				if (tracked)
 					(void) sync_take_slot(lock, id, SYNC_KEYED_FORCE, -1, 0, now);
 				sync_set_phase(id, PH_QUEUED, true, NULL);
-				sync_launch_event("PROMOTED", id, r[1], r[2], r[3], r[4],
+				sync_launch_event("PROMOTED", id, row->project, row->domain,
+								  row->name, row->version,
 								  "the launch plan version has no concurrency policy any more", NULL);
 				n++;
 			}
-			else if (has_entry && !held &&
-					 (r[8] == NULL || pg_strtoint32(r[8]) != pg_strtoint32(r[6])))
+			else if (has_entry && !held && sync_launch_limit_changed(row))
 			{
-				int32		limit = pg_strtoint32(r[6]);
+				int32		limit = row->max_concurrency;
 
 				/* granted below, once every waiter has its new limit */
 				sync_keyed_readmit(lock, id, limit, false);
 				regrant = list_append_unique(regrant, makeString(lock));
 				sync_set_phase(id, PH_PENDING, true,
 							   psprintf("Waiting for a slot: concurrency limit (%d) reached for launch plan %s/%s/%s",
-										limit, r[1], r[2], r[3]));
+										limit, row->project, row->domain, row->name));
 				n++;
 			}
 			else if (!has_entry)
 			{
 				/* queue it (again) */
-				(void) sync_take_slot(lock, id, SYNC_KEYED_QUEUE, pg_strtoint32(r[6]), 0,
-									  now);
+				(void) sync_take_slot(lock, id, SYNC_KEYED_QUEUE,
+									  row->max_concurrency, 0, now);
 				n++;
 			}
 		}
@@ -581,7 +590,8 @@ sync_launch_reconcile(TimestampTz now, TimestampTz *next)
 				if (has_entry)
 					(void) sync_keyed_delete(lock, id, SYNC_REASON_RELEASED);
 				(void) sync_take_slot(lock, id, SYNC_KEYED_FORCE,
-									  r[6] ? pg_strtoint32(r[6]) : -1, 0, now);
+									  row->has_policy ? row->max_concurrency : -1,
+									  0, now);
 				n++;
 			}
 		}
@@ -592,16 +602,7 @@ sync_launch_reconcile(TimestampTz now, TimestampTz *next)
 	if (busy)
 		sync_launch_set_dirty();
 
-	deadline = sync_launch_next_deadline();
-	if (deadline != NULL)
-	{
-		Datum		d = DirectFunctionCall3(timestamptz_in,
-										   CStringGetDatum(deadline),
-										   ObjectIdGetDatum(InvalidOid),
-										   Int32GetDatum(-1));
-
-		*next = DatumGetTimestampTz(d);
-	}
+	*next = sync_launch_next_deadline();
 	if (busy)
 		*next = Min(*next, now + USECS_PER_SEC / 10);
 	return n;
