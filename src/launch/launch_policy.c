@@ -147,24 +147,49 @@ sync_existing_execution(const char *id, const char *project, const char *domain,
 }
 
 /*
- * Insert the execution; if a concurrent call created the same id first,
- * report that one instead (and record nothing).
+ * One sync_launch_create() call: what it was asked, and what it found out
+ * on the way (the version's policy, the queue order it implies).
  */
-#define INSERT_OR_REPORT(phase_, reason_) \
-	do { \
-		SyncExecutionNew e_ = { \
-			.id = id, .project = project, .domain = domain, .name = name, \
-			.version = version, .phase = sync_phase_names[phase_], \
-			.queued = (phase_) == PH_QUEUED, .terminal = PHASE_TERMINAL(phase_), \
-			.reason = (reason_), .priority = priority, .created = now \
-		}; \
-		if (!sync_execution_insert(&e_)) \
-		{ \
-			(void) sync_existing_execution(id, project, domain, name, &res); \
-			return res; \
-		} \
-	} while (0)
+typedef struct LaunchCall
+{
+	const char *project;
+	const char *domain;
+	const char *name;
+	const char *version;
+	const char *id;
+	int32		priority;
+	bool		raise;			/* refusal is an error */
+	char	   *lock;			/* the plan's semaphore */
+	TimestampTz now;			/* the execution's created_at */
+	SyncLaunchPolicy policy;
+	int32		order_priority; /* the slot request's place in the queue */
+	TimestampTz order_at;
+} LaunchCall;
 
+/*
+ * Insert the execution in 'phase' (with 'reason', or none) and return true;
+ * false if a concurrent call created the same id first: then *res reports
+ * that one instead, and the caller records nothing more.
+ */
+static bool
+sync_insert_or_report(const LaunchCall *c, LaunchPhase phase,
+					  const char *reason, CreateResult *res)
+{
+	SyncExecutionNew e = {
+		.id = c->id, .project = c->project, .domain = c->domain,
+		.name = c->name, .version = c->version,
+		.phase = sync_phase_names[phase],
+		.queued = phase == PH_QUEUED, .terminal = PHASE_TERMINAL(phase),
+		.reason = reason, .priority = c->priority, .created = c->now
+	};
+
+	if (sync_execution_insert(&e))
+		return true;
+	(void) sync_existing_execution(c->id, c->project, c->domain, c->name, res);
+	return false;
+}
+
+/* A refusal, when the caller asked for one to be an error. */
 static void
 sync_limit_reached(bool raise, const char *reason)
 {
@@ -173,6 +198,145 @@ sync_limit_reached(bool raise, const char *reason)
 				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
 				 errmsg("%s", reason),
 				 errhint("Retry later, or call sync_execution_create() without raise_on_limit to have the outcome recorded.")));
+}
+
+/*
+ * Read the version's policy into c->policy, and the queue order its
+ * scheduling gives the execution's slot request; an unregistered version is
+ * an error.
+ */
+static void
+sync_launch_read_policy(LaunchCall *c)
+{
+	if (!sync_launch_policy_read(c->project, c->domain, c->name, c->version,
+								 &c->policy))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("launch plan %s/%s/%s version \"%s\" is not registered",
+						c->project, c->domain, c->name, c->version),
+				 errhint("Register it first: SELECT sync_launch_plan_register('%s', '%s', '%s', '%s', ...);",
+						 c->project, c->domain, c->name, c->version)));
+	c->order_priority = 0;
+	c->order_at = c->now;
+	if (!c->policy.has_policy)
+		return;
+	if (strcmp(c->policy.scheduling, "PRIORITY") == 0)
+		c->order_priority = c->priority;
+	else if (strcmp(c->policy.scheduling, "LIFO") == 0)
+		c->order_at = -c->now;	/* newest first: the queue key is negated */
+}
+
+/*
+ * A version without a policy: the execution is QUEUED at once.  If other
+ * versions of the plan have a policy, it takes a slot all the same (never
+ * refused), so that it counts for them: counting is version-agnostic.
+ */
+static void
+sync_launch_unlimited(const LaunchCall *c, CreateResult *res)
+{
+	if (sync_launch_tracked(c->project, c->domain, c->name))
+		(void) sync_take_slot(c->lock, c->id, SYNC_KEYED_FORCE, -1, 0, c->now);
+	if (sync_insert_or_report(c, PH_QUEUED, NULL, res))
+		res->phase = PH_QUEUED;
+}
+
+/*
+ * WAIT and no free slot: the execution is PENDING, its slot request queued,
+ * until a slot frees (sync_launch_grant_written) or max_pending passes.
+ */
+static void
+sync_launch_pending(const LaunchCall *c, CreateResult *res)
+{
+	res->phase = PH_PENDING;
+	res->reason = psprintf("Waiting for a slot: concurrency limit (%d) reached for launch plan %s/%s/%s",
+						   c->policy.max_concurrency, c->project, c->domain, c->name);
+	if (!sync_insert_or_report(c, PH_PENDING, res->reason, res))
+		return;
+
+	/*
+	 * Its max_pending deadline: the worker looks for deadlines when this
+	 * commits (not before: it cannot see the row yet).
+	 */
+	if (c->policy.has_max_pending)
+		sync_keyed_wake_at_commit();
+}
+
+/*
+ * REPLACE and no free slot: the oldest execution holding a slot is moved to
+ * ABORTING and gives its slot to this one, which is QUEUED.  Returns false
+ * if there is none to replace (a limit of 0); else *res is the outcome.
+ */
+static bool
+sync_launch_replace(const LaunchCall *c, CreateResult *res)
+{
+	char	   *victim;
+	char	   *why;
+
+	victim = sync_launch_oldest_active(c->project, c->domain, c->name, c->lock);
+	if (victim == NULL)
+	{
+		/*
+		 * The execution it found was replaced by a concurrent call that
+		 * committed while we waited for its row lock; that call's own
+		 * execution is only visible to a new statement.
+		 */
+		victim = sync_launch_oldest_active(c->project, c->domain, c->name, c->lock);
+	}
+	if (victim == NULL)
+		return false;
+
+	why = psprintf("Replaced by execution %s: concurrency limit (%d) reached for launch plan %s/%s/%s",
+				   c->id, c->policy.max_concurrency, c->project, c->domain, c->name);
+	sync_set_phase(victim, PH_ABORTING, true, why);
+	(void) sync_keyed_delete(c->lock, victim, "replaced");
+	/* the slot it held is ours: taken over, not queued for */
+	(void) sync_take_slot(c->lock, c->id, SYNC_KEYED_FORCE, c->policy.max_concurrency,
+						  c->order_priority, c->order_at);
+	if (!sync_insert_or_report(c, PH_QUEUED, NULL, res))
+		return true;
+	sync_launch_event("REPLACED", c->id, c->project, c->domain, c->name,
+					  c->version, why, victim);
+	res->phase = PH_QUEUED;
+	res->reason = NULL;
+	res->replaced = victim;
+	return true;
+}
+
+/*
+ * No free slot, and the behavior does not wait: REPLACE an execution, or
+ * refuse this one (an error if c->raise): ABORT records it FAILED, SKIP
+ * records none; both record an event.
+ */
+static void
+sync_launch_refused(const LaunchCall *c, CreateResult *res)
+{
+	const char *behavior = c->policy.behavior;
+
+	res->reason = psprintf("Concurrency limit (%d) reached for launch plan %s/%s/%s",
+						   c->policy.max_concurrency, c->project, c->domain, c->name);
+	if (strcmp(behavior, "REPLACE") == 0)
+	{
+		if (sync_launch_replace(c, res))
+			return;
+		/* nothing to replace (a limit of 0): refused like ABORT */
+		res->reason = psprintf("%s; no running execution to replace", res->reason);
+		behavior = "ABORT";
+	}
+
+	sync_limit_reached(c->raise, res->reason);
+	if (strcmp(behavior, "ABORT") == 0)
+	{
+		if (!sync_insert_or_report(c, PH_FAILED, res->reason, res))
+			return;
+		sync_launch_event("ABORTED", c->id, c->project, c->domain, c->name,
+						  c->version, res->reason, NULL);
+		res->phase = PH_FAILED;
+		return;
+	}
+	/* SKIP: no execution, an event */
+	sync_launch_event("SKIPPED", c->id, c->project, c->domain, c->name,
+					  c->version, res->reason, NULL);
+	res->skipped = true;
 }
 
 /*
@@ -186,127 +350,44 @@ sync_launch_create(const char *project, const char *domain, const char *name,
 				   bool raise)
 {
 	CreateResult res;
-	char	   *victim;
-	SyncLaunchPolicy policy;
-	char	   *lock = sync_plan_lock(project, domain, name);
-	TimestampTz now = GetCurrentTimestamp();
-	int32		max;
-	const char *behavior;
-	const char *scheduling;
-	int32		order_priority = 0;
-	TimestampTz order_at = now;
+	LaunchCall	c;
 	SyncKeyedResult slot;
 
 	memset(&res, 0, sizeof(res));
+	memset(&c, 0, sizeof(c));
+	c.project = project;
+	c.domain = domain;
+	c.name = name;
+	c.version = version;
+	c.id = id;
+	c.priority = priority;
+	c.raise = raise;
+	c.lock = sync_plan_lock(project, domain, name);
+	c.now = GetCurrentTimestamp();
 
 	/* An existing execution: report it, change nothing. */
 	if (sync_existing_execution(id, project, domain, name, &res))
 		return res;
 
-	/* The version's policy. */
-	if (!sync_launch_policy_read(project, domain, name, version, &policy))
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("launch plan %s/%s/%s version \"%s\" is not registered",
-						project, domain, name, version),
-				 errhint("Register it first: SELECT sync_launch_plan_register('%s', '%s', '%s', '%s', ...);",
-						 project, domain, name, version)));
-
-	if (!policy.has_policy)
+	sync_launch_read_policy(&c);
+	if (!c.policy.has_policy)
 	{
-		/*
-		 * No policy: QUEUED at once.  If other versions of the plan have a
-		 * policy, it takes a slot all the same (never refused), so that it
-		 * counts for them: counting is version-agnostic.
-		 */
-		if (sync_launch_tracked(project, domain, name))
-			(void) sync_take_slot(lock, id, SYNC_KEYED_FORCE, -1, 0, now);
-		INSERT_OR_REPORT(PH_QUEUED, NULL);
-		res.phase = PH_QUEUED;
+		sync_launch_unlimited(&c, &res);
 		return res;
 	}
-	max = policy.max_concurrency;
-	behavior = policy.behavior;
-	scheduling = policy.scheduling;
-	if (strcmp(scheduling, "PRIORITY") == 0)
-		order_priority = priority;
-	else if (strcmp(scheduling, "LIFO") == 0)
-		order_at = -now;		/* newest first: the queue key is negated */
 
-	slot = sync_take_slot(lock, id,
-						  strcmp(behavior, "WAIT") == 0 ? SYNC_KEYED_QUEUE : SYNC_KEYED_TRY,
-						  max, order_priority, order_at);
+	slot = sync_take_slot(c.lock, id,
+						  strcmp(c.policy.behavior, "WAIT") == 0 ? SYNC_KEYED_QUEUE : SYNC_KEYED_TRY,
+						  c.policy.max_concurrency, c.order_priority, c.order_at);
 	if (slot.held)
 	{
-		INSERT_OR_REPORT(PH_QUEUED, NULL);
-		res.phase = PH_QUEUED;
-		return res;
-	}
-	if (!slot.refused)
-	{
-		/* WAIT: pending until a slot frees */
-		res.phase = PH_PENDING;
-		res.reason = psprintf("Waiting for a slot: concurrency limit (%d) reached for launch plan %s/%s/%s",
-							  max, project, domain, name);
-		INSERT_OR_REPORT(PH_PENDING, res.reason);
-		/*
-		 * Its max_pending deadline: the worker looks for deadlines when
-		 * this commits (not before: it cannot see the row yet).
-		 */
-		if (policy.has_max_pending)
-			sync_keyed_wake_at_commit();
-		return res;
-	}
-
-	res.reason = psprintf("Concurrency limit (%d) reached for launch plan %s/%s/%s",
-						  max, project, domain, name);
-	if (strcmp(behavior, "REPLACE") == 0)
-	{
-		victim = sync_launch_oldest_active(project, domain, name, lock);
-		if (victim == NULL)
-		{
-			/*
-			 * The execution it found was replaced by a concurrent call that
-			 * committed while we waited for its row lock; that call's own
-			 * execution is only visible to a new statement.
-			 */
-			victim = sync_launch_oldest_active(project, domain, name, lock);
-		}
-		if (victim != NULL)
-		{
-			char	   *why = psprintf("Replaced by execution %s: concurrency limit (%d) reached for launch plan %s/%s/%s",
-									   id, max, project, domain, name);
-
-			sync_set_phase(victim, PH_ABORTING, true, why);
-			(void) sync_keyed_delete(lock, victim, "replaced");
-			/* the slot it held is ours: taken over, not queued for */
-			(void) sync_take_slot(lock, id, SYNC_KEYED_FORCE, max, order_priority, order_at);
-			INSERT_OR_REPORT(PH_QUEUED, NULL);
-			sync_launch_event("REPLACED", id, project, domain, name, version,
-							  why, victim);
+		if (sync_insert_or_report(&c, PH_QUEUED, NULL, &res))
 			res.phase = PH_QUEUED;
-			res.reason = NULL;
-			res.replaced = victim;
-			return res;
-		}
-		/* nothing to replace (a limit of 0): refused like ABORT */
-		res.reason = psprintf("%s; no running execution to replace", res.reason);
-		behavior = "ABORT";
 	}
-
-	sync_limit_reached(raise, res.reason);
-	if (strcmp(behavior, "ABORT") == 0)
-	{
-		INSERT_OR_REPORT(PH_FAILED, res.reason);
-		sync_launch_event("ABORTED", id, project, domain, name, version,
-						  res.reason, NULL);
-		res.phase = PH_FAILED;
-		return res;
-	}
-	/* SKIP: no execution, an event */
-	sync_launch_event("SKIPPED", id, project, domain, name, version,
-					  res.reason, NULL);
-	res.skipped = true;
+	else if (!slot.refused)
+		sync_launch_pending(&c, &res);	/* WAIT: pending until a slot frees */
+	else
+		sync_launch_refused(&c, &res);
 	return res;
 }
 
