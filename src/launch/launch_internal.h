@@ -127,7 +127,9 @@ typedef struct SyncLaunchRow
 	LaunchPhase phase;			/* PH_COUNT: not a phase syncwf knows */
 	bool		has_policy;		/* the version has a max_concurrency */
 	int32		max_concurrency;	/* 0 if !has_policy */
-	bool		has_entry;		/* it has a row of sync_state */
+	bool		has_entry;		/* it has a row of sync_state (reconciliation
+								 * sets it and 'held' from shared memory
+								 * once it has locked the execution) */
 	bool		held;			/* ... which holds a slot */
 	bool		has_admit_limit;	/* that row has an admit_limit */
 	int32		admit_limit;	/* the limit its request waits against */

@@ -521,17 +521,143 @@ sync_launch_limit_changed(const SyncLaunchRow *row)
 /*
  * Is there anything to do for this execution (a row of to_reconcile) in
  * sync_launch_reconcile(), given whether it has a keyed entry and whether
- * that entry holds a slot?
+ * that entry holds a slot (row->has_entry, row->held)?
  */
 static bool
-sync_launch_needs_action(const SyncLaunchRow *row, bool has_entry, bool held)
+sync_launch_needs_action(const SyncLaunchRow *row)
 {
 	if (PHASE_TERMINAL(row->phase))
-		return has_entry;
+		return row->has_entry;
 	if (row->phase == PH_PENDING)
-		return row->timed_out || !row->has_policy || !has_entry ||
-			(!held && sync_launch_limit_changed(row));
-	return !held && row->phase != PH_ABORTING && row->tracked;
+		return row->timed_out || !row->has_policy || !row->has_entry ||
+			(!row->held && sync_launch_limit_changed(row));
+	return !row->held && row->phase != PH_ABORTING && row->tracked;
+}
+
+/*
+ * Lock the execution's row of 'row' first, without waiting, and return
+ * whether there is still something to do for it.  One that a transaction
+ * is changing (its phase, its slot), or that another round has changed
+ * since we read it, is looked at again shortly (*busy is set), and the
+ * worker never deadlocks with it.
+ *
+ * Another round may have acted on it and committed after we read it,
+ * leaving its phase as it was (a RUNNING execution that took its slot).
+ * Shared memory, updated at that commit before its locks were released,
+ * says what holds now: row->has_entry and row->held are set from it.
+ */
+static bool
+sync_launch_lock_row(SyncLaunchRow *row, bool *busy)
+{
+	SyncKeyedInfo info;
+
+	if (!sync_launch_lock_if_free(row->execution_id, sync_phase_names[row->phase]))
+	{
+		*busy = true;
+		return false;
+	}
+	row->has_entry = sync_keyed_lookup(row->lock, row->execution_id, &info);
+	row->held = row->has_entry && info.state == SYNC_ENTRY_HELD;
+	return sync_launch_needs_action(row);
+}
+
+/*
+ * A pending execution that needs something (sync_launch_needs_action):
+ * time it out, promote it if its version lost its policy, make it wait
+ * against its version's new limit, or queue it again.  The caller has its
+ * row locked.  Returns the number of changes; a lock whose waiters are to
+ * be granted afterwards is added to *regrant.
+ */
+static int
+sync_launch_fix_pending(const SyncLaunchRow *row, TimestampTz now,
+						List **regrant)
+{
+	const char *id = row->execution_id;
+
+	if (row->timed_out)
+	{
+		char	   *why = psprintf("Pending longer than max_pending (%s s) for launch plan %s/%s/%s",
+								   row->max_pending_secs, row->project,
+								   row->domain, row->name);
+
+		if (row->has_entry)
+			(void) sync_keyed_delete(row->lock, id, SYNC_REASON_RELEASED);
+		sync_set_phase(id, PH_TIMED_OUT, true, why);
+		sync_launch_event("TIMED_OUT", id, row->project, row->domain,
+						  row->name, row->version, why, NULL);
+		return 1;
+	}
+	if (!row->has_policy)
+	{
+		/*
+		 * The version lost its policy: no longer waits.  It still counts
+		 * (takes a slot, never refused) if another version of the plan has
+		 * a policy.
+		 */
+		if (row->has_entry)
+			(void) sync_keyed_delete(row->lock, id, SYNC_REASON_RELEASED);
+		if (row->tracked)
+			(void) sync_take_slot(row->lock, id, SYNC_KEYED_FORCE, -1, 0, now);
+		sync_set_phase(id, PH_QUEUED, true, NULL);
+		sync_launch_event("PROMOTED", id, row->project, row->domain,
+						  row->name, row->version,
+						  "the launch plan version has no concurrency policy any more", NULL);
+		return 1;
+	}
+	if (row->has_entry && !row->held && sync_launch_limit_changed(row))
+	{
+		int32		limit = row->max_concurrency;
+
+		/* granted by the caller, once every waiter has its new limit */
+		sync_keyed_readmit(row->lock, id, limit, false);
+		*regrant = list_append_unique(*regrant, makeString(row->lock));
+		sync_set_phase(id, PH_PENDING, true,
+					   psprintf("Waiting for a slot: concurrency limit (%d) reached for launch plan %s/%s/%s",
+								limit, row->project, row->domain, row->name));
+		return 1;
+	}
+	if (!row->has_entry)
+	{
+		/* queue it (again) */
+		(void) sync_take_slot(row->lock, id, SYNC_KEYED_QUEUE,
+							  row->max_concurrency, 0, now);
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * Repair the slot of the execution of 'row', which needs something
+ * (sync_launch_needs_action): a terminal one gives its slot back, a pending
+ * one is sync_launch_fix_pending()'s, an active one without a slot takes
+ * one.  The caller has its row locked (if it still has one).  Returns the
+ * number of changes.
+ */
+static int
+sync_launch_fix_slot(const SyncLaunchRow *row, TimestampTz now, List **regrant)
+{
+	if (PHASE_TERMINAL(row->phase))
+	{
+		if (!row->has_entry)
+			return 0;
+		(void) sync_keyed_delete(row->lock, row->execution_id, SYNC_REASON_RELEASED);
+		return 1;
+	}
+	if (row->phase == PH_PENDING)
+		return sync_launch_fix_pending(row, now, regrant);
+
+	/*
+	 * Running without a slot (moved by hand): it takes one.  (An ABORTING
+	 * execution without one was replaced: it gave its slot to its
+	 * replacement.)
+	 */
+	if (row->held || row->phase == PH_ABORTING || !row->tracked)
+		return 0;
+	if (row->has_entry)
+		(void) sync_keyed_delete(row->lock, row->execution_id, SYNC_REASON_RELEASED);
+	(void) sync_take_slot(row->lock, row->execution_id, SYNC_KEYED_FORCE,
+						  row->has_policy ? row->max_concurrency : -1, 0, now);
+	return 1;
 }
 
 /*
@@ -560,122 +686,13 @@ sync_launch_reconcile(TimestampTz now, TimestampTz *next)
 	foreach(lc, rows)
 	{
 		SyncLaunchRow *row = (SyncLaunchRow *) lfirst(lc);
-		char	   *id = row->execution_id;
-		LaunchPhase phase = row->phase;
-		char	   *lock = row->lock;
-		bool		has_entry = row->has_entry;
-		bool		held = row->held;
-		bool		tracked = row->tracked;
 
-		if (phase == PH_COUNT)
+		if (row->phase == PH_COUNT || !sync_launch_needs_action(row))
 			continue;
-		if (!sync_launch_needs_action(row, has_entry, held))
+		/* a slot whose execution's row is gone has no row to lock */
+		if (row->project != NULL && !sync_launch_lock_row(row, &busy))
 			continue;
-
-		if (row->project != NULL)
-		{
-			SyncKeyedInfo info;
-
-			/*
-			 * Lock the execution's row first, without waiting: one that a
-			 * transaction is changing (its phase, its slot), or that another
-			 * round has changed since we read it, is looked at again
-			 * shortly, and the worker never deadlocks with it.
-			 */
-			if (!sync_launch_lock_if_free(id, sync_phase_names[phase]))
-			{
-				busy = true;
-				continue;
-			}
-
-			/*
-			 * Another round may have acted on it and committed after we read
-			 * it, leaving its phase as it was (a RUNNING execution that took
-			 * its slot).  Shared memory, updated at that commit before its
-			 * locks were released, says what holds now.
-			 */
-			has_entry = sync_keyed_lookup(lock, id, &info);
-			held = has_entry && info.state == SYNC_ENTRY_HELD;
-			if (!sync_launch_needs_action(row, has_entry, held))
-				continue;
-		}
-		if (PHASE_TERMINAL(phase))
-		{
-			if (has_entry)
-			{
-				(void) sync_keyed_delete(lock, id, SYNC_REASON_RELEASED);
-				n++;
-			}
-		}
-		else if (phase == PH_PENDING)
-		{
-			if (row->timed_out)
-			{
-				char	   *why = psprintf("Pending longer than max_pending (%s s) for launch plan %s/%s/%s",
-										   row->max_pending_secs, row->project,
-										   row->domain, row->name);
-
-				if (has_entry)
-					(void) sync_keyed_delete(lock, id, SYNC_REASON_RELEASED);
-				sync_set_phase(id, PH_TIMED_OUT, true, why);
-				sync_launch_event("TIMED_OUT", id, row->project, row->domain,
-								  row->name, row->version, why, NULL);
-				n++;
-			}
-			else if (!row->has_policy)
-			{
-				/*
-				 * The version lost its policy: no longer waits.  It still
-				 * counts (takes a slot, never refused) if another version of
-				 * the plan has a policy.
-				 */
-				if (has_entry)
-					(void) sync_keyed_delete(lock, id, SYNC_REASON_RELEASED);
-				if (tracked)
-					(void) sync_take_slot(lock, id, SYNC_KEYED_FORCE, -1, 0, now);
-				sync_set_phase(id, PH_QUEUED, true, NULL);
-				sync_launch_event("PROMOTED", id, row->project, row->domain,
-								  row->name, row->version,
-								  "the launch plan version has no concurrency policy any more", NULL);
-				n++;
-			}
-			else if (has_entry && !held && sync_launch_limit_changed(row))
-			{
-				int32		limit = row->max_concurrency;
-
-				/* granted below, once every waiter has its new limit */
-				sync_keyed_readmit(lock, id, limit, false);
-				regrant = list_append_unique(regrant, makeString(lock));
-				sync_set_phase(id, PH_PENDING, true,
-							   psprintf("Waiting for a slot: concurrency limit (%d) reached for launch plan %s/%s/%s",
-										limit, row->project, row->domain, row->name));
-				n++;
-			}
-			else if (!has_entry)
-			{
-				/* queue it (again) */
-				(void) sync_take_slot(lock, id, SYNC_KEYED_QUEUE,
-									  row->max_concurrency, 0, now);
-				n++;
-			}
-		}
-		else if (!held && phase != PH_ABORTING)
-		{
-			/*
-			 * Running without a slot (moved by hand): it takes one.  (An
-			 * ABORTING execution without one was replaced: it gave its slot
-			 * to its replacement.)
-			 */
-			if (tracked)
-			{
-				if (has_entry)
-					(void) sync_keyed_delete(lock, id, SYNC_REASON_RELEASED);
-				(void) sync_take_slot(lock, id, SYNC_KEYED_FORCE,
-									  row->has_policy ? row->max_concurrency : -1,
-									  0, now);
-				n++;
-			}
-		}
+		n += sync_launch_fix_slot(row, now, &regrant);
 	}
 
 	foreach(lc, regrant)
