@@ -53,6 +53,10 @@ static const int phase_rank[PH_COUNT] = {0, 1, 2, 3, 3, 3, 4, 4, 4, 4};
 
 #define PHASE_TERMINAL(p)	(phase_rank[p] == 4)
 
+/*
+ * The phase called 'name' (in any case).  An unknown name is an error if
+ * 'must', else PH_COUNT.
+ */
 LaunchPhase
 sync_phase_of(const char *name, bool must)
 {
@@ -86,6 +90,7 @@ sync_set_phase(const char *execution_id, LaunchPhase phase, bool set_reason,
 							   PHASE_TERMINAL(phase), set_reason, reason, NULL);
 }
 
+/* The name of the semaphore of launch plan project/domain/name. */
 static char *
 sync_plan_lock(const char *project, const char *domain, const char *name)
 {
@@ -412,6 +417,12 @@ typedef struct UpdateDecision
 	LaunchPhase cur;			/* the phase found */
 } UpdateDecision;
 
+/*
+ * sync_launch_update()'s SyncExecutionDecide: check that the caller may act
+ * on the execution and that 'want' is a move forward from the phase it
+ * found (an error if not), and say what to write (false: it is in that
+ * phase already).
+ */
 static bool
 decide_update(const SyncExecutionRow *row, void *arg, SyncExecutionMove *move)
 {
