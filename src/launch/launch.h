@@ -55,8 +55,7 @@ extern void sync_launch_grant_written(const char *name, const char *holder);
 
 /*
  * launch_spi.c: The rarer statements on the launch-plan tables: table I/O
- * with no knowledge of shared memory.  Rows come back as arrays of strings
- * (NULL for SQL NULL).
+ * with no knowledge of shared memory.
  */
 
 extern void sync_launch_register_row(Datum *values, const char *nulls);

@@ -108,16 +108,44 @@ extern void sync_launch_event(const char *event, const char *execution_id,
 
 /*
  * launch_spi.c: The rarer statements on the launch-plan tables: table I/O
- * with no knowledge of shared memory.  Rows come back as arrays of strings
- * (NULL for SQL NULL).
+ * with no knowledge of shared memory.  Rows come back typed.
  */
+
+/*
+ * A row of sync_launch_to_reconcile(): an execution whose slot may not be
+ * what its phase says, or the slot of an execution that is terminal or
+ * whose row was deleted (then project, domain, name and version are NULL
+ * and the phase is ABORTED).
+ */
+typedef struct SyncLaunchRow
+{
+	char	   *execution_id;	/* the holder of the slot */
+	char	   *project;		/* NULL: the execution's row is gone */
+	char	   *domain;
+	char	   *name;
+	char	   *version;
+	LaunchPhase phase;			/* PH_COUNT: not a phase syncwf knows */
+	bool		has_policy;		/* the version has a max_concurrency */
+	int32		max_concurrency;	/* 0 if !has_policy */
+	bool		has_entry;		/* it has a row of sync_state (reconciliation
+								 * sets it and 'held' from shared memory
+								 * once it has locked the execution) */
+	bool		held;			/* ... which holds a slot */
+	bool		has_admit_limit;	/* that row has an admit_limit */
+	int32		admit_limit;	/* the limit its request waits against */
+	bool		timed_out;		/* pending longer than max_pending */
+	char	   *max_pending_secs;	/* max_pending in seconds as printed
+									 * (float8), for messages; NULL: none */
+	char	   *lock;			/* the plan's semaphore */
+	bool		tracked;		/* some version of the plan has a policy */
+} SyncLaunchRow;
 
 extern bool sync_launch_tracked(const char *project, const char *domain,
 								const char *name);
-extern List *sync_launch_oldest_active(const char *project, const char *domain,
+extern char *sync_launch_oldest_active(const char *project, const char *domain,
 									   const char *name, const char *lock);
 extern List *sync_launch_to_reconcile(void);
 extern bool sync_launch_lock_if_free(const char *id, const char *phase);
-extern char *sync_launch_next_deadline(void);
+extern TimestampTz sync_launch_next_deadline(void);
 
 #endif							/* SYNC_LAUNCH_LAUNCH_INTERNAL_H */

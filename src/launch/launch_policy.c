@@ -53,6 +53,10 @@ static const int phase_rank[PH_COUNT] = {0, 1, 2, 3, 3, 3, 4, 4, 4, 4};
 
 #define PHASE_TERMINAL(p)	(phase_rank[p] == 4)
 
+/*
+ * The phase called 'name' (in any case).  An unknown name is an error if
+ * 'must', else PH_COUNT.
+ */
 LaunchPhase
 sync_phase_of(const char *name, bool must)
 {
@@ -86,6 +90,7 @@ sync_set_phase(const char *execution_id, LaunchPhase phase, bool set_reason,
 							   PHASE_TERMINAL(phase), set_reason, reason, NULL);
 }
 
+/* The name of the semaphore of launch plan project/domain/name. */
 static char *
 sync_plan_lock(const char *project, const char *domain, const char *name)
 {
@@ -147,24 +152,49 @@ sync_existing_execution(const char *id, const char *project, const char *domain,
 }
 
 /*
- * Insert the execution; if a concurrent call created the same id first,
- * report that one instead (and record nothing).
+ * One sync_launch_create() call: what it was asked, and what it found out
+ * on the way (the version's policy, the queue order it implies).
  */
-#define INSERT_OR_REPORT(phase_, reason_) \
-	do { \
-		SyncExecutionNew e_ = { \
-			.id = id, .project = project, .domain = domain, .name = name, \
-			.version = version, .phase = sync_phase_names[phase_], \
-			.queued = (phase_) == PH_QUEUED, .terminal = PHASE_TERMINAL(phase_), \
-			.reason = (reason_), .priority = priority, .created = now \
-		}; \
-		if (!sync_execution_insert(&e_)) \
-		{ \
-			(void) sync_existing_execution(id, project, domain, name, &res); \
-			return res; \
-		} \
-	} while (0)
+typedef struct LaunchCall
+{
+	const char *project;
+	const char *domain;
+	const char *name;
+	const char *version;
+	const char *id;
+	int32		priority;
+	bool		raise;			/* refusal is an error */
+	char	   *lock;			/* the plan's semaphore */
+	TimestampTz now;			/* the execution's created_at */
+	SyncLaunchPolicy policy;
+	int32		order_priority; /* the slot request's place in the queue */
+	TimestampTz order_at;
+} LaunchCall;
 
+/*
+ * Insert the execution in 'phase' (with 'reason', or none) and return true;
+ * false if a concurrent call created the same id first: then *res reports
+ * that one instead, and the caller records nothing more.
+ */
+static bool
+sync_insert_or_report(const LaunchCall *c, LaunchPhase phase,
+					  const char *reason, CreateResult *res)
+{
+	SyncExecutionNew e = {
+		.id = c->id, .project = c->project, .domain = c->domain,
+		.name = c->name, .version = c->version,
+		.phase = sync_phase_names[phase],
+		.queued = phase == PH_QUEUED, .terminal = PHASE_TERMINAL(phase),
+		.reason = reason, .priority = c->priority, .created = c->now
+	};
+
+	if (sync_execution_insert(&e))
+		return true;
+	(void) sync_existing_execution(c->id, c->project, c->domain, c->name, res);
+	return false;
+}
+
+/* A refusal, when the caller asked for one to be an error. */
 static void
 sync_limit_reached(bool raise, const char *reason)
 {
@@ -173,6 +203,145 @@ sync_limit_reached(bool raise, const char *reason)
 				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
 				 errmsg("%s", reason),
 				 errhint("Retry later, or call sync_execution_create() without raise_on_limit to have the outcome recorded.")));
+}
+
+/*
+ * Read the version's policy into c->policy, and the queue order its
+ * scheduling gives the execution's slot request; an unregistered version is
+ * an error.
+ */
+static void
+sync_launch_read_policy(LaunchCall *c)
+{
+	if (!sync_launch_policy_read(c->project, c->domain, c->name, c->version,
+								 &c->policy))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("launch plan %s/%s/%s version \"%s\" is not registered",
+						c->project, c->domain, c->name, c->version),
+				 errhint("Register it first: SELECT sync_launch_plan_register('%s', '%s', '%s', '%s', ...);",
+						 c->project, c->domain, c->name, c->version)));
+	c->order_priority = 0;
+	c->order_at = c->now;
+	if (!c->policy.has_policy)
+		return;
+	if (strcmp(c->policy.scheduling, "PRIORITY") == 0)
+		c->order_priority = c->priority;
+	else if (strcmp(c->policy.scheduling, "LIFO") == 0)
+		c->order_at = -c->now;	/* newest first: the queue key is negated */
+}
+
+/*
+ * A version without a policy: the execution is QUEUED at once.  If other
+ * versions of the plan have a policy, it takes a slot all the same (never
+ * refused), so that it counts for them: counting is version-agnostic.
+ */
+static void
+sync_launch_unlimited(const LaunchCall *c, CreateResult *res)
+{
+	if (sync_launch_tracked(c->project, c->domain, c->name))
+		(void) sync_take_slot(c->lock, c->id, SYNC_KEYED_FORCE, -1, 0, c->now);
+	if (sync_insert_or_report(c, PH_QUEUED, NULL, res))
+		res->phase = PH_QUEUED;
+}
+
+/*
+ * WAIT and no free slot: the execution is PENDING, its slot request queued,
+ * until a slot frees (sync_launch_grant_written) or max_pending passes.
+ */
+static void
+sync_launch_pending(const LaunchCall *c, CreateResult *res)
+{
+	res->phase = PH_PENDING;
+	res->reason = psprintf("Waiting for a slot: concurrency limit (%d) reached for launch plan %s/%s/%s",
+						   c->policy.max_concurrency, c->project, c->domain, c->name);
+	if (!sync_insert_or_report(c, PH_PENDING, res->reason, res))
+		return;
+
+	/*
+	 * Its max_pending deadline: the worker looks for deadlines when this
+	 * commits (not before: it cannot see the row yet).
+	 */
+	if (c->policy.has_max_pending)
+		sync_keyed_wake_at_commit();
+}
+
+/*
+ * REPLACE and no free slot: the oldest execution holding a slot is moved to
+ * ABORTING and gives its slot to this one, which is QUEUED.  Returns false
+ * if there is none to replace (a limit of 0); else *res is the outcome.
+ */
+static bool
+sync_launch_replace(const LaunchCall *c, CreateResult *res)
+{
+	char	   *victim;
+	char	   *why;
+
+	victim = sync_launch_oldest_active(c->project, c->domain, c->name, c->lock);
+	if (victim == NULL)
+	{
+		/*
+		 * The execution it found was replaced by a concurrent call that
+		 * committed while we waited for its row lock; that call's own
+		 * execution is only visible to a new statement.
+		 */
+		victim = sync_launch_oldest_active(c->project, c->domain, c->name, c->lock);
+	}
+	if (victim == NULL)
+		return false;
+
+	why = psprintf("Replaced by execution %s: concurrency limit (%d) reached for launch plan %s/%s/%s",
+				   c->id, c->policy.max_concurrency, c->project, c->domain, c->name);
+	sync_set_phase(victim, PH_ABORTING, true, why);
+	(void) sync_keyed_delete(c->lock, victim, "replaced");
+	/* the slot it held is ours: taken over, not queued for */
+	(void) sync_take_slot(c->lock, c->id, SYNC_KEYED_FORCE, c->policy.max_concurrency,
+						  c->order_priority, c->order_at);
+	if (!sync_insert_or_report(c, PH_QUEUED, NULL, res))
+		return true;
+	sync_launch_event("REPLACED", c->id, c->project, c->domain, c->name,
+					  c->version, why, victim);
+	res->phase = PH_QUEUED;
+	res->reason = NULL;
+	res->replaced = victim;
+	return true;
+}
+
+/*
+ * No free slot, and the behavior does not wait: REPLACE an execution, or
+ * refuse this one (an error if c->raise): ABORT records it FAILED, SKIP
+ * records none; both record an event.
+ */
+static void
+sync_launch_refused(const LaunchCall *c, CreateResult *res)
+{
+	const char *behavior = c->policy.behavior;
+
+	res->reason = psprintf("Concurrency limit (%d) reached for launch plan %s/%s/%s",
+						   c->policy.max_concurrency, c->project, c->domain, c->name);
+	if (strcmp(behavior, "REPLACE") == 0)
+	{
+		if (sync_launch_replace(c, res))
+			return;
+		/* nothing to replace (a limit of 0): refused like ABORT */
+		res->reason = psprintf("%s; no running execution to replace", res->reason);
+		behavior = "ABORT";
+	}
+
+	sync_limit_reached(c->raise, res->reason);
+	if (strcmp(behavior, "ABORT") == 0)
+	{
+		if (!sync_insert_or_report(c, PH_FAILED, res->reason, res))
+			return;
+		sync_launch_event("ABORTED", c->id, c->project, c->domain, c->name,
+						  c->version, res->reason, NULL);
+		res->phase = PH_FAILED;
+		return;
+	}
+	/* SKIP: no execution, an event */
+	sync_launch_event("SKIPPED", c->id, c->project, c->domain, c->name,
+					  c->version, res->reason, NULL);
+	res->skipped = true;
 }
 
 /*
@@ -186,128 +355,44 @@ sync_launch_create(const char *project, const char *domain, const char *name,
 				   bool raise)
 {
 	CreateResult res;
-	List	   *rows;
-	SyncLaunchPolicy policy;
-	char	   *lock = sync_plan_lock(project, domain, name);
-	TimestampTz now = GetCurrentTimestamp();
-	int32		max;
-	const char *behavior;
-	const char *scheduling;
-	int32		order_priority = 0;
-	TimestampTz order_at = now;
+	LaunchCall	c;
 	SyncKeyedResult slot;
 
 	memset(&res, 0, sizeof(res));
+	memset(&c, 0, sizeof(c));
+	c.project = project;
+	c.domain = domain;
+	c.name = name;
+	c.version = version;
+	c.id = id;
+	c.priority = priority;
+	c.raise = raise;
+	c.lock = sync_plan_lock(project, domain, name);
+	c.now = GetCurrentTimestamp();
 
 	/* An existing execution: report it, change nothing. */
 	if (sync_existing_execution(id, project, domain, name, &res))
 		return res;
 
-	/* The version's policy. */
-	if (!sync_launch_policy_read(project, domain, name, version, &policy))
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("launch plan %s/%s/%s version \"%s\" is not registered",
-						project, domain, name, version),
-				 errhint("Register it first: SELECT sync_launch_plan_register('%s', '%s', '%s', '%s', ...);",
-						 project, domain, name, version)));
-
-	if (!policy.has_policy)
+	sync_launch_read_policy(&c);
+	if (!c.policy.has_policy)
 	{
-		/*
-		 * No policy: QUEUED at once.  If other versions of the plan have a
-		 * policy, it takes a slot all the same (never refused), so that it
-		 * counts for them: counting is version-agnostic.
-		 */
-		if (sync_launch_tracked(project, domain, name))
-			(void) sync_take_slot(lock, id, SYNC_KEYED_FORCE, -1, 0, now);
-		INSERT_OR_REPORT(PH_QUEUED, NULL);
-		res.phase = PH_QUEUED;
+		sync_launch_unlimited(&c, &res);
 		return res;
 	}
-	max = policy.max_concurrency;
-	behavior = policy.behavior;
-	scheduling = policy.scheduling;
-	if (strcmp(scheduling, "PRIORITY") == 0)
-		order_priority = priority;
-	else if (strcmp(scheduling, "LIFO") == 0)
-		order_at = -now;		/* newest first: the queue key is negated */
 
-	slot = sync_take_slot(lock, id,
-						  strcmp(behavior, "WAIT") == 0 ? SYNC_KEYED_QUEUE : SYNC_KEYED_TRY,
-						  max, order_priority, order_at);
+	slot = sync_take_slot(c.lock, id,
+						  strcmp(c.policy.behavior, "WAIT") == 0 ? SYNC_KEYED_QUEUE : SYNC_KEYED_TRY,
+						  c.policy.max_concurrency, c.order_priority, c.order_at);
 	if (slot.held)
 	{
-		INSERT_OR_REPORT(PH_QUEUED, NULL);
-		res.phase = PH_QUEUED;
-		return res;
-	}
-	if (!slot.refused)
-	{
-		/* WAIT: pending until a slot frees */
-		res.phase = PH_PENDING;
-		res.reason = psprintf("Waiting for a slot: concurrency limit (%d) reached for launch plan %s/%s/%s",
-							  max, project, domain, name);
-		INSERT_OR_REPORT(PH_PENDING, res.reason);
-		/*
-		 * Its max_pending deadline: the worker looks for deadlines when
-		 * this commits (not before: it cannot see the row yet).
-		 */
-		if (policy.has_max_pending)
-			sync_keyed_wake_at_commit();
-		return res;
-	}
-
-	res.reason = psprintf("Concurrency limit (%d) reached for launch plan %s/%s/%s",
-						  max, project, domain, name);
-	if (strcmp(behavior, "REPLACE") == 0)
-	{
-		rows = sync_launch_oldest_active(project, domain, name, lock);
-		if (rows == NIL)
-		{
-			/*
-			 * The execution it found was replaced by a concurrent call that
-			 * committed while we waited for its row lock; that call's own
-			 * execution is only visible to a new statement.
-			 */
-			rows = sync_launch_oldest_active(project, domain, name, lock);
-		}
-		if (rows != NIL)
-		{
-			char	   *victim = ((char **) linitial(rows))[0];
-			char	   *why = psprintf("Replaced by execution %s: concurrency limit (%d) reached for launch plan %s/%s/%s",
-									   id, max, project, domain, name);
-
-			sync_set_phase(victim, PH_ABORTING, true, why);
-			(void) sync_keyed_delete(lock, victim, "replaced");
-			/* the slot it held is ours: taken over, not queued for */
-			(void) sync_take_slot(lock, id, SYNC_KEYED_FORCE, max, order_priority, order_at);
-			INSERT_OR_REPORT(PH_QUEUED, NULL);
-			sync_launch_event("REPLACED", id, project, domain, name, version,
-							  why, victim);
+		if (sync_insert_or_report(&c, PH_QUEUED, NULL, &res))
 			res.phase = PH_QUEUED;
-			res.reason = NULL;
-			res.replaced = victim;
-			return res;
-		}
-		/* nothing to replace (a limit of 0): refused like ABORT */
-		res.reason = psprintf("%s; no running execution to replace", res.reason);
-		behavior = "ABORT";
 	}
-
-	sync_limit_reached(raise, res.reason);
-	if (strcmp(behavior, "ABORT") == 0)
-	{
-		INSERT_OR_REPORT(PH_FAILED, res.reason);
-		sync_launch_event("ABORTED", id, project, domain, name, version,
-						  res.reason, NULL);
-		res.phase = PH_FAILED;
-		return res;
-	}
-	/* SKIP: no execution, an event */
-	sync_launch_event("SKIPPED", id, project, domain, name, version,
-					  res.reason, NULL);
-	res.skipped = true;
+	else if (!slot.refused)
+		sync_launch_pending(&c, &res);	/* WAIT: pending until a slot frees */
+	else
+		sync_launch_refused(&c, &res);
 	return res;
 }
 
@@ -332,6 +417,12 @@ typedef struct UpdateDecision
 	LaunchPhase cur;			/* the phase found */
 } UpdateDecision;
 
+/*
+ * sync_launch_update()'s SyncExecutionDecide: check that the caller may act
+ * on the execution and that 'want' is a move forward from the phase it
+ * found (an error if not), and say what to write (false: it is in that
+ * phase already).
+ */
 static bool
 decide_update(const SyncExecutionRow *row, void *arg, SyncExecutionMove *move)
 {
@@ -429,20 +520,155 @@ sync_launch_grant_written(const char *name, const char *holder)
 }
 
 /*
- * Is there anything to do for this execution (a row of to_reconcile) in
- * sync_launch_reconcile(), given whether it has a keyed entry and whether
- * that entry holds a slot?
+ * Does the pending execution of 'row', whose version has a policy, wait
+ * against another limit than its version's?
  */
 static bool
-sync_launch_needs_action(char **r, LaunchPhase phase, bool has_entry, bool held,
-						 bool tracked)
+sync_launch_limit_changed(const SyncLaunchRow *row)
 {
-	if (PHASE_TERMINAL(phase))
-		return has_entry;
-	if (phase == PH_PENDING)
-		return (r[9] && r[9][0] == 't') || r[6] == NULL || !has_entry ||
-			(!held && (r[8] == NULL || pg_strtoint32(r[8]) != pg_strtoint32(r[6])));
-	return !held && phase != PH_ABORTING && tracked;
+	return !row->has_admit_limit || row->admit_limit != row->max_concurrency;
+}
+
+/*
+ * Is there anything to do for this execution (a row of to_reconcile) in
+ * sync_launch_reconcile(), given whether it has a keyed entry and whether
+ * that entry holds a slot (row->has_entry, row->held)?
+ */
+static bool
+sync_launch_needs_action(const SyncLaunchRow *row)
+{
+	if (PHASE_TERMINAL(row->phase))
+		return row->has_entry;
+	if (row->phase == PH_PENDING)
+		return row->timed_out || !row->has_policy || !row->has_entry ||
+			(!row->held && sync_launch_limit_changed(row));
+	return !row->held && row->phase != PH_ABORTING && row->tracked;
+}
+
+/*
+ * Lock the execution's row of 'row' first, without waiting, and return
+ * whether there is still something to do for it.  One that a transaction
+ * is changing (its phase, its slot), or that another round has changed
+ * since we read it, is looked at again shortly (*busy is set), and the
+ * worker never deadlocks with it.
+ *
+ * Another round may have acted on it and committed after we read it,
+ * leaving its phase as it was (a RUNNING execution that took its slot).
+ * Shared memory, updated at that commit before its locks were released,
+ * says what holds now: row->has_entry and row->held are set from it.
+ */
+static bool
+sync_launch_lock_row(SyncLaunchRow *row, bool *busy)
+{
+	SyncKeyedInfo info;
+
+	if (!sync_launch_lock_if_free(row->execution_id, sync_phase_names[row->phase]))
+	{
+		*busy = true;
+		return false;
+	}
+	row->has_entry = sync_keyed_lookup(row->lock, row->execution_id, &info);
+	row->held = row->has_entry && info.state == SYNC_ENTRY_HELD;
+	return sync_launch_needs_action(row);
+}
+
+/*
+ * A pending execution that needs something (sync_launch_needs_action):
+ * time it out, promote it if its version lost its policy, make it wait
+ * against its version's new limit, or queue it again.  The caller has its
+ * row locked.  Returns the number of changes; a lock whose waiters are to
+ * be granted afterwards is added to *regrant.
+ */
+static int
+sync_launch_fix_pending(const SyncLaunchRow *row, TimestampTz now,
+						List **regrant)
+{
+	const char *id = row->execution_id;
+
+	if (row->timed_out)
+	{
+		char	   *why = psprintf("Pending longer than max_pending (%s s) for launch plan %s/%s/%s",
+								   row->max_pending_secs, row->project,
+								   row->domain, row->name);
+
+		if (row->has_entry)
+			(void) sync_keyed_delete(row->lock, id, SYNC_REASON_RELEASED);
+		sync_set_phase(id, PH_TIMED_OUT, true, why);
+		sync_launch_event("TIMED_OUT", id, row->project, row->domain,
+						  row->name, row->version, why, NULL);
+		return 1;
+	}
+	if (!row->has_policy)
+	{
+		/*
+		 * The version lost its policy: no longer waits.  It still counts
+		 * (takes a slot, never refused) if another version of the plan has
+		 * a policy.
+		 */
+		if (row->has_entry)
+			(void) sync_keyed_delete(row->lock, id, SYNC_REASON_RELEASED);
+		if (row->tracked)
+			(void) sync_take_slot(row->lock, id, SYNC_KEYED_FORCE, -1, 0, now);
+		sync_set_phase(id, PH_QUEUED, true, NULL);
+		sync_launch_event("PROMOTED", id, row->project, row->domain,
+						  row->name, row->version,
+						  "the launch plan version has no concurrency policy any more", NULL);
+		return 1;
+	}
+	if (row->has_entry && !row->held && sync_launch_limit_changed(row))
+	{
+		int32		limit = row->max_concurrency;
+
+		/* granted by the caller, once every waiter has its new limit */
+		sync_keyed_readmit(row->lock, id, limit, false);
+		*regrant = list_append_unique(*regrant, makeString(row->lock));
+		sync_set_phase(id, PH_PENDING, true,
+					   psprintf("Waiting for a slot: concurrency limit (%d) reached for launch plan %s/%s/%s",
+								limit, row->project, row->domain, row->name));
+		return 1;
+	}
+	if (!row->has_entry)
+	{
+		/* queue it (again) */
+		(void) sync_take_slot(row->lock, id, SYNC_KEYED_QUEUE,
+							  row->max_concurrency, 0, now);
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * Repair the slot of the execution of 'row', which needs something
+ * (sync_launch_needs_action): a terminal one gives its slot back, a pending
+ * one is sync_launch_fix_pending()'s, an active one without a slot takes
+ * one.  The caller has its row locked (if it still has one).  Returns the
+ * number of changes.
+ */
+static int
+sync_launch_fix_slot(const SyncLaunchRow *row, TimestampTz now, List **regrant)
+{
+	if (PHASE_TERMINAL(row->phase))
+	{
+		if (!row->has_entry)
+			return 0;
+		(void) sync_keyed_delete(row->lock, row->execution_id, SYNC_REASON_RELEASED);
+		return 1;
+	}
+	if (row->phase == PH_PENDING)
+		return sync_launch_fix_pending(row, now, regrant);
+
+	/*
+	 * Running without a slot (moved by hand): it takes one.  (An ABORTING
+	 * execution without one was replaced: it gave its slot to its
+	 * replacement.)
+	 */
+	if (row->held || row->phase == PH_ABORTING || !row->tracked)
+		return 0;
+	if (row->has_entry)
+		(void) sync_keyed_delete(row->lock, row->execution_id, SYNC_REASON_RELEASED);
+	(void) sync_take_slot(row->lock, row->execution_id, SYNC_KEYED_FORCE,
+						  row->has_policy ? row->max_concurrency : -1, 0, now);
+	return 1;
 }
 
 /*
@@ -459,7 +685,6 @@ int
 sync_launch_reconcile(TimestampTz now, TimestampTz *next)
 {
 	List	   *rows;
-	char	   *deadline;
 	List	   *regrant = NIL;
 	ListCell   *lc;
 	int			n = 0;
@@ -471,120 +696,14 @@ sync_launch_reconcile(TimestampTz now, TimestampTz *next)
 	rows = sync_launch_to_reconcile();
 	foreach(lc, rows)
 	{
-		char	  **r = (char **) lfirst(lc);
-		char	   *id = r[0];
-		LaunchPhase phase = sync_phase_of(r[5], false);
-		char	   *lock = r[11];
-		bool		has_entry = (r[7] != NULL);
-		bool		held = has_entry && r[7][0] == 't';
-		bool		tracked = (r[12] != NULL && r[12][0] == 't');
+		SyncLaunchRow *row = (SyncLaunchRow *) lfirst(lc);
 
-		if (phase == PH_COUNT)
+		if (row->phase == PH_COUNT || !sync_launch_needs_action(row))
 			continue;
-		if (!sync_launch_needs_action(r, phase, has_entry, held, tracked))
+		/* a slot whose execution's row is gone has no row to lock */
+		if (row->project != NULL && !sync_launch_lock_row(row, &busy))
 			continue;
-
-		if (r[1] != NULL)
-		{
-			SyncKeyedInfo info;
-
-			/*
-			 * Lock the execution's row first, without waiting: one that a
-			 * transaction is changing (its phase, its slot), or that another
-			 * round has changed since we read it, is looked at again
-			 * shortly, and the worker never deadlocks with it.
-			 */
-			if (!sync_launch_lock_if_free(id, r[5]))
-			{
-				busy = true;
-				continue;
-			}
-
-			/*
-			 * Another round may have acted on it and committed after we read
-			 * it, leaving its phase as it was (a RUNNING execution that took
-			 * its slot).  Shared memory, updated at that commit before its
-			 * locks were released, says what holds now.
-			 */
-			has_entry = sync_keyed_lookup(lock, id, &info);
-			held = has_entry && info.state == SYNC_ENTRY_HELD;
-			if (!sync_launch_needs_action(r, phase, has_entry, held, tracked))
-				continue;
-		}
-		if (PHASE_TERMINAL(phase))
-		{
-			if (has_entry)
-			{
-				(void) sync_keyed_delete(lock, id, SYNC_REASON_RELEASED);
-				n++;
-			}
-		}
-		else if (phase == PH_PENDING)
-		{
-			if (r[9] && r[9][0] == 't')
-			{
-				char	   *why = psprintf("Pending longer than max_pending (%s s) for launch plan %s/%s/%s",
-										   r[10], r[1], r[2], r[3]);
-
-				if (has_entry)
-					(void) sync_keyed_delete(lock, id, SYNC_REASON_RELEASED);
-				sync_set_phase(id, PH_TIMED_OUT, true, why);
-				sync_launch_event("TIMED_OUT", id, r[1], r[2], r[3], r[4], why, NULL);
-				n++;
-			}
-			else if (r[6] == NULL)
-			{
-				/*
-				 * The version lost its policy: no longer waits.  It still
-				 * counts (takes a slot, never refused) if another version of
-				 * the plan has a policy.
-				 */
-				if (has_entry)
-					(void) sync_keyed_delete(lock, id, SYNC_REASON_RELEASED);
-				if (tracked)
-					(void) sync_take_slot(lock, id, SYNC_KEYED_FORCE, -1, 0, now);
-				sync_set_phase(id, PH_QUEUED, true, NULL);
-				sync_launch_event("PROMOTED", id, r[1], r[2], r[3], r[4],
-								  "the launch plan version has no concurrency policy any more", NULL);
-				n++;
-			}
-			else if (has_entry && !held &&
-					 (r[8] == NULL || pg_strtoint32(r[8]) != pg_strtoint32(r[6])))
-			{
-				int32		limit = pg_strtoint32(r[6]);
-
-				/* granted below, once every waiter has its new limit */
-				sync_keyed_readmit(lock, id, limit, false);
-				regrant = list_append_unique(regrant, makeString(lock));
-				sync_set_phase(id, PH_PENDING, true,
-							   psprintf("Waiting for a slot: concurrency limit (%d) reached for launch plan %s/%s/%s",
-										limit, r[1], r[2], r[3]));
-				n++;
-			}
-			else if (!has_entry)
-			{
-				/* queue it (again) */
-				(void) sync_take_slot(lock, id, SYNC_KEYED_QUEUE, pg_strtoint32(r[6]), 0,
-									  now);
-				n++;
-			}
-		}
-		else if (!held && phase != PH_ABORTING)
-		{
-			/*
-			 * Running without a slot (moved by hand): it takes one.  (An
-			 * ABORTING execution without one was replaced: it gave its slot
-			 * to its replacement.)
-			 */
-			if (tracked)
-			{
-				if (has_entry)
-					(void) sync_keyed_delete(lock, id, SYNC_REASON_RELEASED);
-				(void) sync_take_slot(lock, id, SYNC_KEYED_FORCE,
-									  r[6] ? pg_strtoint32(r[6]) : -1, 0, now);
-				n++;
-			}
-		}
+		n += sync_launch_fix_slot(row, now, &regrant);
 	}
 
 	foreach(lc, regrant)
@@ -592,16 +711,7 @@ sync_launch_reconcile(TimestampTz now, TimestampTz *next)
 	if (busy)
 		sync_launch_set_dirty();
 
-	deadline = sync_launch_next_deadline();
-	if (deadline != NULL)
-	{
-		Datum		d = DirectFunctionCall3(timestamptz_in,
-										   CStringGetDatum(deadline),
-										   ObjectIdGetDatum(InvalidOid),
-										   Int32GetDatum(-1));
-
-		*next = DatumGetTimestampTz(d);
-	}
+	*next = sync_launch_next_deadline();
 	if (busy)
 		*next = Min(*next, now + USECS_PER_SEC / 10);
 	return n;

@@ -11,7 +11,10 @@
  * Statements run as the tables' owner (owner_statements.c), prepared once per
  * sync_state table, schema-qualified and with OPERATOR(pg_catalog.=), so
  * that nothing depends on the caller's search_path; a plan is registered
- * with the caller's own privileges.
+ * with the caller's own privileges.  Their rows come back as strings
+ * (sync_exec_owned) and leave this file typed: each statement's columns are
+ * read here, beside its text, and nowhere else (a SyncLaunchRow for
+ * reconciliation's rows).
  *
  * Backend-local state only.
  *
@@ -23,6 +26,7 @@
 #include "executor/spi.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/timestamp.h"
 
 #include "launch/launch_internal.h"
 
@@ -50,6 +54,27 @@ static SyncOwnedPlan oldest_active = {
 	"ORDER BY e.created_at, e.execution_id LIMIT 1 FOR UPDATE OF e",
 	4, {TEXTOID, TEXTOID, TEXTOID, TEXTOID}
 };
+/*
+ * The columns of to_reconcile, in the order it returns them;
+ * launch_row_from() reads them into a SyncLaunchRow.
+ */
+enum
+{
+	LR_ID,						/* execution_id, or the slot's holder */
+	LR_PROJECT,					/* NULL if the execution's row is gone, */
+	LR_DOMAIN,					/* as are domain, name and version */
+	LR_NAME,
+	LR_VERSION,
+	LR_PHASE,
+	LR_MAX_CONCURRENCY,			/* the version's; NULL: no policy */
+	LR_HELD,					/* the sync_state row's; NULL: no row */
+	LR_ADMIT_LIMIT,				/* the sync_state row's */
+	LR_TIMED_OUT,				/* created_at + max_pending has passed */
+	LR_MAX_PENDING,				/* max_pending in seconds (float8) */
+	LR_LOCK,					/* the plan's semaphore */
+	LR_TRACKED					/* any version of the plan has a policy */
+};
+
 /*
  * Reconciliation: executions whose slot is not what their phase says.
  * Deadlines (created_at + max_pending) are computed here and in
@@ -134,23 +159,71 @@ sync_launch_tracked(const char *project, const char *domain, const char *name)
 
 /*
  * The oldest execution of the plan that holds a slot of semaphore 'lock',
- * its row locked: execution_id.  NIL if there is none.
+ * its row locked: its id, or NULL if there is none.
  */
-List *
+char *
 sync_launch_oldest_active(const char *project, const char *domain,
 						  const char *name, const char *lock)
 {
-	return sync_launch_query(&oldest_active, project, domain, name, lock);
+	List	   *rows = sync_launch_query(&oldest_active, project, domain, name, lock);
+
+	return rows != NIL ? ((char **) linitial(rows))[0] : NULL;
 }
 
-/* Executions whose slot may not be what their phase says (see launch_policy.c). */
+/* A boolean column as SPI prints it: NULL and false are both false. */
+static bool
+launch_bool(const char *value)
+{
+	return value != NULL && value[0] == 't';
+}
+
+/*
+ * A row of to_reconcile, its columns (strings, NULL for SQL NULL) in the
+ * order of LR_*, as a SyncLaunchRow.  The integer columns are integer in
+ * every version of the tables, so they always parse.
+ */
+static SyncLaunchRow *
+launch_row_from(char **cols)
+{
+	SyncLaunchRow *row = palloc0(sizeof(SyncLaunchRow));
+
+	row->execution_id = cols[LR_ID];
+	row->project = cols[LR_PROJECT];
+	row->domain = cols[LR_DOMAIN];
+	row->name = cols[LR_NAME];
+	row->version = cols[LR_VERSION];
+	/* to_reconcile returns only phases of the list, as the list spells them */
+	row->phase = sync_phase_of(cols[LR_PHASE], false);
+	row->has_policy = (cols[LR_MAX_CONCURRENCY] != NULL);
+	if (row->has_policy)
+		row->max_concurrency = pg_strtoint32(cols[LR_MAX_CONCURRENCY]);
+	row->has_entry = (cols[LR_HELD] != NULL);
+	row->held = launch_bool(cols[LR_HELD]);
+	row->has_admit_limit = (cols[LR_ADMIT_LIMIT] != NULL);
+	if (row->has_admit_limit)
+		row->admit_limit = pg_strtoint32(cols[LR_ADMIT_LIMIT]);
+	row->timed_out = launch_bool(cols[LR_TIMED_OUT]);
+	row->max_pending_secs = cols[LR_MAX_PENDING];
+	row->lock = cols[LR_LOCK];
+	row->tracked = launch_bool(cols[LR_TRACKED]);
+	return row;
+}
+
+/*
+ * Executions whose slot may not be what their phase says (see
+ * launch_policy.c), as a list of SyncLaunchRow.
+ */
 List *
 sync_launch_to_reconcile(void)
 {
 	List	   *rows;
+	List	   *result = NIL;
+	ListCell   *lc;
 
 	(void) sync_exec_owned(&to_reconcile, NULL, NULL, &rows);
-	return rows;
+	foreach(lc, rows)
+		result = lappend(result, launch_row_from((char **) lfirst(lc)));
+	return result;
 }
 
 /*
@@ -163,14 +236,25 @@ sync_launch_lock_if_free(const char *id, const char *phase)
 	return sync_launch_query(&lock_if_free, id, phase, NULL, NULL) != NIL;
 }
 
-/* The next max_pending time-out of a pending execution, as text (or NULL). */
-char *
+/*
+ * The next max_pending time-out of a pending execution, DT_NOEND if there
+ * is none.  The statement prints it as text; it is read back in the same
+ * session, so with the same DateStyle and TimeZone.
+ */
+TimestampTz
 sync_launch_next_deadline(void)
 {
 	List	   *rows;
+	char	   *deadline;
 
 	(void) sync_exec_owned(&next_deadline, NULL, NULL, &rows);
-	return rows != NIL ? ((char **) linitial(rows))[0] : NULL;
+	deadline = rows != NIL ? ((char **) linitial(rows))[0] : NULL;
+	if (deadline == NULL)
+		return DT_NOEND;
+	return DatumGetTimestampTz(DirectFunctionCall3(timestamptz_in,
+												   CStringGetDatum(deadline),
+												   ObjectIdGetDatum(InvalidOid),
+												   Int32GetDatum(-1)));
 }
 
 /*

@@ -20,7 +20,8 @@
  *	   a row an open transaction has locked is tried again 100 ms later;
  *	5. turns controllers without a recent heartbeat inactive;
  *	6. reconciles launch plans (launch_policy.c) when plans or execution phases
- *	   were changed by hand or a max_pending deadline has come.
+ *	   were changed by hand or a max_pending deadline has come, and on
+ *	   every sync_reconcile() call.
  *
  * No state of its own; the deadlines live in worker_deadlines.c.
  *
@@ -33,20 +34,103 @@
 #include "launch/launch_internal.h"
 
 /*
+ * Step 3: release the holds whose lease has expired, if the earliest lease
+ * is due.  Returns the number released.
+ */
+static int
+reconcile_leases(TimestampTz now)
+{
+	TimestampTz next_lease;
+	List	   *expired;
+	int			n;
+
+	if ((uint64) now < sync_lease_due())
+		return 0;
+	/* reset first: leases scheduled during the scan lower it again */
+	sync_lease_reset();
+	expired = sync_keyed_expired(now, &next_lease);
+	if (next_lease != DT_NOEND)
+		sync_lease_scheduled(next_lease);
+	n = sync_state_expire(expired);
+
+	/*
+	 * A lease whose row could not be deleted yet (being released or
+	 * refreshed by an open transaction) is looked at again soon.
+	 */
+	if (list_length(expired) > 0)
+		sync_lease_scheduled(now + USECS_PER_SEC / 2);
+	return n;
+}
+
+/*
+ * Step 4: withdraw the keyed requests that a lowered limit or rate left
+ * with more slots than the semaphore grants, if any may have.  Returns the
+ * number withdrawn; *retry is set if a round should look again soon.
+ */
+static int
+reconcile_unfit(bool *retry)
+{
+	bool		locked;
+	List	   *unfit;
+	int			n;
+
+	*retry = false;
+	if (!sync_unfit_take())
+		return 0;
+	unfit = sync_keyed_unfit(&locked);
+	n = sync_state_withdraw(unfit, SYNC_REASON_LIMIT_LOWERED);
+
+	/*
+	 * Look again soon: for rows not committed yet, or locked (the next scan
+	 * finds nothing once this round's deletes have committed).
+	 */
+	if (locked || unfit != NIL)
+	{
+		sync_unfit_set();
+		*retry = true;
+	}
+	return n;
+}
+
+/*
+ * Step 6: reconcile launch plans when plans or phases were changed by hand,
+ * at a max_pending deadline, and on every sync_reconcile() call ('always').
+ * Returns the number of changes.
+ */
+static int
+reconcile_launch_plans(TimestampTz now, bool always)
+{
+	TimestampTz next_launch;
+	int			n;
+
+	if (!always &&
+		!sync_launch_take_dirty() &&
+		(uint64) now < sync_launch_due())
+		return 0;
+	sync_launch_reset_deadline();
+	n = sync_launch_reconcile(now, &next_launch);
+	if (next_launch != DT_NOEND)
+		sync_launch_deadline(next_launch);
+	return n;
+}
+
+/*
  * One round of maintenance in the current transaction.  Returns the number
  * of things done (grants written, leases expired); *next_wake (if not NULL)
  * gets the next moment a round has work to do, DT_NOEND if none is known.
+ * next_wake is NULL for sync_reconcile(), which always reconciles launch
+ * plans and may wait for a table lock to load the keyed holds.
  */
 int
 sync_reconcile_round(TimestampTz *next_wake)
 {
 	int			n = 0;
 	TimestampTz now;
-	TimestampTz next = DT_NOEND;
+	TimestampTz next;
 	TimestampTz next_ctl;
 	uint64		lease_due;
 	bool		persist_retry;
-	bool		unfit_retry = false;
+	bool		unfit_retry;
 
 	if (next_wake)
 		*next_wake = DT_NOEND;
@@ -62,61 +146,11 @@ sync_reconcile_round(TimestampTz *next_wake)
 		return 0;
 
 	n += sync_keyed_persist_grants(&persist_retry);
-
 	now = GetCurrentTimestamp();
-	lease_due = sync_lease_due();
-	if ((uint64) now >= lease_due)
-	{
-		TimestampTz next_lease;
-		List	   *expired;
-
-		/* reset first: leases scheduled during the scan lower it again */
-		sync_lease_reset();
-		expired = sync_keyed_expired(now, &next_lease);
-		if (next_lease != DT_NOEND)
-			sync_lease_scheduled(next_lease);
-		n += sync_state_expire(expired);
-		/*
-		 * A lease whose row could not be deleted yet (being released or
-		 * refreshed by an open transaction) is looked at again soon.
-		 */
-		if (list_length(expired) > 0)
-			sync_lease_scheduled(now + USECS_PER_SEC / 2);
-	}
-
-	if (sync_unfit_take())
-	{
-		bool		retry;
-		List	   *unfit = sync_keyed_unfit(&retry);
-		n += sync_state_withdraw(unfit, SYNC_REASON_LIMIT_LOWERED);
-		/*
-		 * Look again soon: for rows not committed yet, or locked (the next
-		 * scan finds nothing once this round's deletes have committed).
-		 */
-		if (retry || unfit != NIL)
-		{
-			sync_unfit_set();
-			unfit_retry = true;
-		}
-	}
-
+	n += reconcile_leases(now);
+	n += reconcile_unfit(&unfit_retry);
 	next_ctl = sync_controllers_check(now);
-
-	/*
-	 * Launch plans: when plans or phases were changed by hand, at a
-	 * max_pending deadline, and on every sync_reconcile() call.
-	 */
-	if (next_wake == NULL ||
-		sync_launch_take_dirty() ||
-		(uint64) now >= sync_launch_due())
-	{
-		TimestampTz next_launch;
-
-		sync_launch_reset_deadline();
-		n += sync_launch_reconcile(now, &next_launch);
-		if (next_launch != DT_NOEND)
-			sync_launch_deadline(next_launch);
-	}
+	n += reconcile_launch_plans(now, next_wake == NULL);
 
 	lease_due = sync_lease_due();
 	next = Min(next_ctl, (TimestampTz) Min(lease_due, (uint64) DT_NOEND));
