@@ -30,8 +30,9 @@ OBJS         = src/core/client_wait.o src/core/guc.o src/core/holder_wakeups.o \
                src/keyed/controllers.o src/keyed/holder_table.o \
                src/keyed/keyed_load.o src/keyed/keyed_ops.o \
                src/keyed/keyed_request.o src/keyed/keyed_wait.o \
-               src/keyed/keyed_xact.o src/keyed/state_heap.o \
-               src/keyed/state_spi.o src/keyed/view_snapshots.o \
+               src/keyed/keyed_xact.o src/keyed/keyed_xact_record.o \
+               src/keyed/state_heap.o src/keyed/state_spi.o \
+               src/keyed/view_snapshots.o \
                src/launch/launch_heap.o src/launch/launch_policy.o \
                src/launch/launch_spi.o src/launch/reconcile.o \
                src/entry/sql_common.o src/entry/sql_keyed.o \

@@ -61,8 +61,12 @@ bool		sync_track_stats = true;
 /* Locks with a statistics row of their own (stats.c), over all databases. */
 int			sync_stats_max_locks = 1000;
 
-void
-sync_define_gucs(void)
+/*
+ * The sizes of the shared tables, fixed at server start: each is a hard cap
+ * on what can be live at once.
+ */
+static void
+sync_define_size_gucs(void)
 {
 	DefineCustomIntVariable("syncwf.max_locks",
 							"Maximum number of distinct syncwf locks that can be live at once.",
@@ -110,7 +114,15 @@ sync_define_gucs(void)
 							PGC_POSTMASTER,
 							0,
 							NULL, NULL, NULL);
+}
 
+/*
+ * Keyed holds: the database they live in, and what keeps them current
+ * (controllers' heartbeats, the background worker).
+ */
+static void
+sync_define_keyed_gucs(void)
+{
 	DefineCustomStringVariable("syncwf.database",
 							   "Database whose sync_state and sync_controller tables hold keyed holds.",
 							   "Keyed holds (sync_request and friends) work only in this database; "
@@ -141,7 +153,15 @@ sync_define_gucs(void)
 							 PGC_SIGHUP,
 							 0,
 							 NULL, NULL, NULL);
+}
 
+/*
+ * How a freed slot is handed on: who writes a keyed hand-off, and how far
+ * best-effort queueing may bend the queue order.
+ */
+static void
+sync_define_grant_gucs(void)
+{
 	DefineCustomBoolVariable("syncwf.handoff_in_transaction",
 							 "Whether a transaction that releases keyed holds writes and announces the grants of the waiters it hands their slots to.",
 							 "Off leaves those grants to the background worker (or sync_reconcile()), a moment after the release commits.",
@@ -160,7 +180,12 @@ sync_define_gucs(void)
 							PGC_SIGHUP,
 							0,
 							NULL, NULL, NULL);
+}
 
+/* The per-lock statistics of the view sync_lock_stats. */
+static void
+sync_define_stats_gucs(void)
+{
 	DefineCustomBoolVariable("syncwf.track_stats",
 							 "Whether syncwf counts grants, waits and holds per lock for the view sync_lock_stats.",
 							 "Off stops counting; the rows counted so far stay.",
@@ -180,6 +205,19 @@ sync_define_gucs(void)
 							PGC_POSTMASTER,
 							0,
 							NULL, NULL, NULL);
+}
+
+/*
+ * Define every parameter, and reserve the prefix so that a misspelt
+ * syncwf.* setting is reported.  Called once, from _PG_init().
+ */
+void
+sync_define_gucs(void)
+{
+	sync_define_size_gucs();
+	sync_define_keyed_gucs();
+	sync_define_grant_gucs();
+	sync_define_stats_gucs();
 
 	MarkGUCPrefixReserved("syncwf");
 }

@@ -586,76 +586,155 @@ sync_check_same_hold(SyncEntry *held, const char *name, SyncLockKind kind,
 }
 
 /*
- * Acquire every lock in names[], all or nothing.
- *
- * wait = false: never queue; return false when not every lock can be granted
- * now without jumping a queue.  wait = true: queue and sleep until granted,
- * or until timeout_us (negative: no timeout) passes, which raises 55P03;
- * in the queues the request shares with others, fair_key (NULL: none)
- * gets its share (queue_order.c).
- * On success tokens[i] is the fencing token of names[i].
- *
- * names[] must be distinct (sql_common.c checks); they are validated here.
+ * Locks this session holds already count once and keep their token, if
+ * asked for as they are held (else it is an error): clear them from the
+ * request, and set partmask to the partitions of those it still needs.
  */
-bool
-sync_acquire_locks(char **names, int nnames, int32 priority, int32 slots,
-				   bool shared, const char *fair_key, SyncScope scope,
-				   bool wait, int64 timeout_us, int64 *tokens)
+static void
+sync_skip_held_locks(AcquireRequest *req, int64 *tokens)
 {
-	AcquireRequest req;
+	req->partmask = 0;
+	for (int i = 0; i < req->nnames; i++)
+	{
+		LocalHold  *hold = hash_search(local_holds, req->names[i], HASH_FIND, NULL);
+
+		if (hold != NULL && hold->entry != NULL)
+		{
+			sync_check_same_hold(hold->entry, req->names[i], req->kinds[i],
+								 req->slots, req->shared);
+			tokens[i] = (int64) hold->entry->token;
+			req->needed[i] = false;
+			req->nneeded--;
+			continue;
+		}
+		req->partmask |= 1U << sync_partition_of(req->hashes[i]);
+	}
+}
+
+/*
+ * Reserve and bind the request to its locks, making room in a full lock
+ * table (idle cached semaphores) and trying again a few times; any other
+ * failure is reported.  Returns the first entry of the bound request, with
+ * every partition of the request held exclusively.
+ */
+static SyncEntry *
+sync_bind_acquire(AcquireRequest *req, const SyncAcquireOptions *opts)
+{
 	SyncEntry  *first;
 	int			failed = -1;
 	int			error;
-	bool		granted;
+
+	for (int attempt = 1;; attempt++)
+	{
+		sync_prepare_request(req, opts->scope);
+		error = sync_bind_request(req, opts->priority, opts->scope, &first,
+								  &failed);
+		if (error == SYNC_BIND_OK)
+			return first;
+		sync_unlock_partitions(req->partmask);
+		sync_drop_request(req);
+		if (error != SYNC_BIND_TABLE_FULL || attempt == SYNC_MAKE_ROOM_ATTEMPTS ||
+			!sync_make_room(req->hashes[0]))
+			sync_report_bind_error(req, error, failed);
+	}
+}
+
+/*
+ * A waiting acquire: queue the bound request on each of its locks, and
+ * grant it if it is first in line everywhere.  A request that would make a
+ * capped queue longer is refused (the partitions released, the request
+ * dropped, 53400 reported).  Caller holds the request's partitions
+ * exclusively.
+ */
+static bool
+sync_queue_request(AcquireRequest *req, SyncEntry *first)
+{
+	SyncEntry  *e = first;
 	SyncQueueFull full;
+	bool		granted;
+
+	do
+	{
+		sync_queue_insert(e->lock, e);
+		e = e->next_in_request;
+	} while (e != first);
+	granted = sync_request_grantable(first, true);
+	if (granted)
+		sync_request_grant(first, SYNC_GRANT_AT_ONCE);
+	else if (sync_refuse_over_cap(req, first, &full))
+	{
+		/* it would have made a capped queue longer */
+		sync_unlock_partitions(req->partmask);
+		sync_drop_request(req);
+		sync_report_queue_full(&full);
+	}
+	else
+		sync_queue_waiting(first);	/* tokens, best-effort passing */
+	return granted;
+}
+
+/*
+ * The request is granted: its local placeholders become holds, and
+ * tokens[] gets the fencing token of each lock it took.
+ */
+static void
+sync_record_holds(AcquireRequest *req, SyncScope scope, int64 *tokens)
+{
+	for (int i = 0; i < req->nnames; i++)
+	{
+		LocalHold  *hold;
+
+		if (!req->needed[i])
+			continue;
+		hold = hash_search(local_holds, req->names[i], HASH_FIND, NULL);
+		Assert(hold != NULL);
+		hold->entry = req->entries[i];
+		if (scope == SYNC_SCOPE_XACT)
+			n_xact_holds++;
+		tokens[i] = (int64) req->entries[i]->token;
+	}
+}
+
+/*
+ * Acquire every lock in names[], all or nothing, as 'opts' says.
+ *
+ * opts->wait = false: never queue; return false when not every lock can be
+ * granted now without jumping a queue.  opts->wait = true: queue and sleep
+ * until granted, or until opts->timeout_us (negative: no timeout) passes,
+ * which raises 55P03; in the queues the request shares with others,
+ * opts->fair_key (NULL: none) gets its share (queue_order.c).
+ * On success tokens[i] is the fencing token of names[i].
+ *
+ * names[] must be distinct (sql_common.c checks); they are validated here.
+ * Caller holds no LWLock: the request's partitions are taken here.
+ */
+bool
+sync_acquire_locks(char **names, int nnames, const SyncAcquireOptions *opts,
+				   int64 *tokens)
+{
+	AcquireRequest req;
+	SyncEntry  *first;
+	bool		granted;
 	int32		fair_weight;
 
 	sync_holds_setup();
 	/* read before any partition is taken (fair_weights.c) */
-	fair_weight = sync_fair_request_weight(names, nnames, fair_key);
-	sync_request_init(&req, names, nnames, slots, shared);
-	req.fair_key = fair_key;
+	fair_weight = sync_fair_request_weight(names, nnames, opts->fair_key);
+	sync_request_init(&req, names, nnames, opts->slots, opts->shared);
+	req.fair_key = opts->fair_key;
 	req.fair_weight = fair_weight;
 
-	/*
-	 * Locks this session holds already count once and keep their token, if
-	 * asked for as they are held.
-	 */
-	req.partmask = 0;
-	for (int i = 0; i < nnames; i++)
-	{
-		LocalHold  *hold = hash_search(local_holds, names[i], HASH_FIND, NULL);
-
-		if (hold != NULL && hold->entry != NULL)
-		{
-			sync_check_same_hold(hold->entry, names[i], req.kinds[i], slots, shared);
-			tokens[i] = (int64) hold->entry->token;
-			req.needed[i] = false;
-			req.nneeded--;
-			continue;
-		}
-		req.partmask |= 1U << sync_partition_of(req.hashes[i]);
-	}
+	sync_skip_held_locks(&req, tokens);
 	if (req.nneeded == 0)
 	{
-		sync_promote_holds(&req, scope);
+		sync_promote_holds(&req, opts->scope);
 		return true;
 	}
 
-	for (int attempt = 1;; attempt++)
-	{
-		sync_prepare_request(&req, scope);
-		error = sync_bind_request(&req, priority, scope, &first, &failed);
-		if (error == SYNC_BIND_OK)
-			break;
-		sync_unlock_partitions(req.partmask);
-		sync_drop_request(&req);
-		if (error != SYNC_BIND_TABLE_FULL || attempt == SYNC_MAKE_ROOM_ATTEMPTS ||
-			!sync_make_room(req.hashes[0]))
-			sync_report_bind_error(&req, error, failed);
-	}
-
-	if (!wait)
+	first = sync_bind_acquire(&req, opts);
+	if (opts->wait)
+		granted = sync_queue_request(&req, first);
+	else
 	{
 		/* a try never queues and never jumps a queue */
 		granted = sync_request_grantable(first, true);
@@ -664,57 +743,22 @@ sync_acquire_locks(char **names, int nnames, int32 priority, int32 slots,
 		else
 			sync_unbind_request(&req);
 	}
-	else
-	{
-		SyncEntry  *e = first;
-
-		do
-		{
-			sync_queue_insert(e->lock, e);
-			e = e->next_in_request;
-		} while (e != first);
-		granted = sync_request_grantable(first, true);
-		if (granted)
-			sync_request_grant(first, SYNC_GRANT_AT_ONCE);
-		else if (sync_refuse_over_cap(&req, first, &full))
-		{
-			/* it would have made a capped queue longer */
-			sync_unlock_partitions(req.partmask);
-			sync_drop_request(&req);
-			sync_report_queue_full(&full);
-		}
-		else
-			sync_queue_waiting(first);	/* tokens, best-effort passing */
-	}
 	sync_unlock_partitions(req.partmask);
 	if (!granted)
 		sync_grant_deferred();	/* it may pass a request of several locks */
 
-	if (!wait && !granted)
+	if (!opts->wait && !granted)
 	{
 		sync_drop_request(&req);
 		return false;
 	}
 
 	if (!granted)
-		sync_wait_for_grant(&req, first, timeout_us);
+		sync_wait_for_grant(&req, first, opts->timeout_us);
 
-	/* Granted: fill in the local holds. */
-	for (int i = 0; i < nnames; i++)
-	{
-		LocalHold  *hold;
-
-		if (!req.needed[i])
-			continue;
-		hold = hash_search(local_holds, names[i], HASH_FIND, NULL);
-		Assert(hold != NULL);
-		hold->entry = req.entries[i];
-		if (scope == SYNC_SCOPE_XACT)
-			n_xact_holds++;
-		tokens[i] = (int64) req.entries[i]->token;
-	}
+	sync_record_holds(&req, opts->scope, tokens);
 	sync_confirm_tokens(&req, tokens);
-	sync_promote_holds(&req, scope);
+	sync_promote_holds(&req, opts->scope);
 	return true;
 }
 

@@ -511,10 +511,20 @@ extern bool sync_request_grantable(SyncEntry *entry, bool respect_queue);
  * backend_holds.c: This backend's holds: session and transaction scope.
  */
 
-extern bool sync_acquire_locks(char **names, int nnames, int32 priority,
-							   int32 slots, bool shared, const char *fair_key,
-							   SyncScope scope, bool wait, int64 timeout_us,
-							   int64 *tokens);
+/* How a session asks for its locks (sync_acquire_locks()). */
+typedef struct SyncAcquireOptions
+{
+	SyncScope	scope;			/* session or transaction */
+	int32		priority;		/* higher is served first */
+	int32		slots;			/* of each semaphore; 1 for mutexes */
+	bool		shared;			/* the mutexes in shared mode */
+	bool		wait;			/* queue until granted; false: a try */
+	int64		timeout_us;		/* a wait's limit; negative: none */
+	const char *fair_key;		/* a wait's fair-queueing key; NULL: none */
+} SyncAcquireOptions;
+
+extern bool sync_acquire_locks(char **names, int nnames,
+							   const SyncAcquireOptions *opts, int64 *tokens);
 extern bool sync_release_lock(const char *name);
 extern int	sync_release_all_holds(void);
 

@@ -16,39 +16,59 @@
 
 #include "entry/entry_internal.h"
 
+/*
+ * The two forms of each acquire function, whose arguments differ after the
+ * lock name(s) and priority.
+ */
+typedef enum AcquireForm
+{
+	ACQUIRE_WAITING,			/* timeout, slots, mode, fair_key */
+	ACQUIRE_TRYING				/* slots, mode */
+} AcquireForm;
+
+/* The options of an acquire in 'scope', from its arguments after the names. */
+static void
+sync_acquire_options(FunctionCallInfo fcinfo, SyncScope scope, AcquireForm form,
+					 SyncAcquireOptions *opts)
+{
+	bool		wait = (form == ACQUIRE_WAITING);
+
+	memset(opts, 0, sizeof(SyncAcquireOptions));
+	opts->scope = scope;
+	opts->wait = wait;
+	opts->priority = sync_priority_arg(fcinfo, 1);
+	opts->timeout_us = wait ? sync_timeout_arg(fcinfo, 2) : -1;
+	opts->slots = sync_slots_arg(fcinfo, wait ? 3 : 2);
+	opts->shared = sync_mode_arg(fcinfo, wait ? 4 : 3);
+	opts->fair_key = wait ? sync_fair_key_arg(fcinfo, 5) : NULL;
+}
+
 static Datum
-sync_acquire_one(FunctionCallInfo fcinfo, SyncScope scope, bool wait)
+sync_acquire_one(FunctionCallInfo fcinfo, SyncScope scope, AcquireForm form)
 {
 	char	   *name = sync_name_arg(fcinfo, 0);
-	int32		priority = sync_priority_arg(fcinfo, 1);
-	int64		timeout_us = wait ? sync_timeout_arg(fcinfo, 2) : -1;
-	int32		slots = sync_slots_arg(fcinfo, wait ? 3 : 2);
-	bool		shared = sync_mode_arg(fcinfo, wait ? 4 : 3);
-	char	   *fair_key = wait ? sync_fair_key_arg(fcinfo, 5) : NULL;
+	SyncAcquireOptions opts;
 	int64		token;
 
+	sync_acquire_options(fcinfo, scope, form, &opts);
 	sync_enter(SYNC_ENTER_LOADED, NULL);
-	if (!sync_acquire_locks(&name, 1, priority, slots, shared, fair_key, scope,
-							wait, timeout_us, &token))
+	if (!sync_acquire_locks(&name, 1, &opts, &token))
 		PG_RETURN_NULL();
 	PG_RETURN_INT64(token);
 }
 
 static Datum
-sync_acquire_many(FunctionCallInfo fcinfo, SyncScope scope, bool wait)
+sync_acquire_many(FunctionCallInfo fcinfo, SyncScope scope, AcquireForm form)
 {
 	int			nnames;
 	char	  **names = sync_names_arg(fcinfo, 0, &nnames);
-	int32		priority = sync_priority_arg(fcinfo, 1);
-	int64		timeout_us = wait ? sync_timeout_arg(fcinfo, 2) : -1;
-	int32		slots = sync_slots_arg(fcinfo, wait ? 3 : 2);
-	bool		shared = sync_mode_arg(fcinfo, wait ? 4 : 3);
-	char	   *fair_key = wait ? sync_fair_key_arg(fcinfo, 5) : NULL;
-	int64	   *tokens = palloc(sizeof(int64) * nnames);
+	SyncAcquireOptions opts;
+	int64	   *tokens;
 
+	sync_acquire_options(fcinfo, scope, form, &opts);
+	tokens = palloc(sizeof(int64) * nnames);
 	sync_enter(SYNC_ENTER_LOADED, NULL);
-	if (!sync_acquire_locks(names, nnames, priority, slots, shared, fair_key,
-							scope, wait, timeout_us, tokens))
+	if (!sync_acquire_locks(names, nnames, &opts, tokens))
 		PG_RETURN_NULL();
 	PG_RETURN_ARRAYTYPE_P(sync_tokens_array(tokens, nnames));
 }
@@ -57,56 +77,56 @@ PG_FUNCTION_INFO_V1(sync_acquire);
 Datum
 sync_acquire(PG_FUNCTION_ARGS)
 {
-	return sync_acquire_one(fcinfo, SYNC_SCOPE_SESSION, true);
+	return sync_acquire_one(fcinfo, SYNC_SCOPE_SESSION, ACQUIRE_WAITING);
 }
 
 PG_FUNCTION_INFO_V1(sync_try_acquire);
 Datum
 sync_try_acquire(PG_FUNCTION_ARGS)
 {
-	return sync_acquire_one(fcinfo, SYNC_SCOPE_SESSION, false);
+	return sync_acquire_one(fcinfo, SYNC_SCOPE_SESSION, ACQUIRE_TRYING);
 }
 
 PG_FUNCTION_INFO_V1(sync_acquire_xact);
 Datum
 sync_acquire_xact(PG_FUNCTION_ARGS)
 {
-	return sync_acquire_one(fcinfo, SYNC_SCOPE_XACT, true);
+	return sync_acquire_one(fcinfo, SYNC_SCOPE_XACT, ACQUIRE_WAITING);
 }
 
 PG_FUNCTION_INFO_V1(sync_try_acquire_xact);
 Datum
 sync_try_acquire_xact(PG_FUNCTION_ARGS)
 {
-	return sync_acquire_one(fcinfo, SYNC_SCOPE_XACT, false);
+	return sync_acquire_one(fcinfo, SYNC_SCOPE_XACT, ACQUIRE_TRYING);
 }
 
 PG_FUNCTION_INFO_V1(sync_acquire_array);
 Datum
 sync_acquire_array(PG_FUNCTION_ARGS)
 {
-	return sync_acquire_many(fcinfo, SYNC_SCOPE_SESSION, true);
+	return sync_acquire_many(fcinfo, SYNC_SCOPE_SESSION, ACQUIRE_WAITING);
 }
 
 PG_FUNCTION_INFO_V1(sync_try_acquire_array);
 Datum
 sync_try_acquire_array(PG_FUNCTION_ARGS)
 {
-	return sync_acquire_many(fcinfo, SYNC_SCOPE_SESSION, false);
+	return sync_acquire_many(fcinfo, SYNC_SCOPE_SESSION, ACQUIRE_TRYING);
 }
 
 PG_FUNCTION_INFO_V1(sync_acquire_xact_array);
 Datum
 sync_acquire_xact_array(PG_FUNCTION_ARGS)
 {
-	return sync_acquire_many(fcinfo, SYNC_SCOPE_XACT, true);
+	return sync_acquire_many(fcinfo, SYNC_SCOPE_XACT, ACQUIRE_WAITING);
 }
 
 PG_FUNCTION_INFO_V1(sync_try_acquire_xact_array);
 Datum
 sync_try_acquire_xact_array(PG_FUNCTION_ARGS)
 {
-	return sync_acquire_many(fcinfo, SYNC_SCOPE_XACT, false);
+	return sync_acquire_many(fcinfo, SYNC_SCOPE_XACT, ACQUIRE_TRYING);
 }
 
 PG_FUNCTION_INFO_V1(sync_release);

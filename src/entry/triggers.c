@@ -195,27 +195,16 @@ sync_claim_refused(const char *name, const char *holder)
 }
 
 /*
- * INSERT by someone other than syncwf: a keyed request for (name,
- * workflowkey) with the row's controller, priority and time, claim-only:
- * held = false queues it until its writer claims it, held = true also
- * claims it at once (sync_state_claim_now()).
+ * The key of a row a writer inserts (lock name and holder, both required
+ * and checked) and its controller (may be NULL).  Returns the lock name.
  */
-static HeapTuple
-sync_state_foreign_insert(Relation rel, HeapTuple tuple)
+static char *
+sync_foreign_keys(Relation rel, HeapTuple tuple, SyncKeyedRequest *kr)
 {
-	SyncKeyedRequest kr;
-	SyncKeyedResult result;
-	SyncStateRow row;
 	char	   *name = sync_state_text(rel, tuple, "name");
-	bool		isnull,
-				held;
-	Datum		d;
 
-	memset(&kr, 0, sizeof(kr));
-	memset(&result, 0, sizeof(result));
-	memset(&row, 0, sizeof(row));
-	kr.holder = sync_state_text(rel, tuple, "workflowkey");
-	if (name == NULL || kr.holder == NULL)
+	kr->holder = sync_state_text(rel, tuple, "workflowkey");
+	if (name == NULL || kr->holder == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_NOT_NULL_VIOLATION),
 				 errmsg("null value in column \"%s\" of relation \"sync_state\"",
@@ -226,31 +215,53 @@ sync_state_foreign_insert(Relation rel, HeapTuple tuple)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("lock \"%s\" belongs to launch plans", name),
 				 errhint("Create executions with sync_execution_create().")));
-	sync_check_key(kr.holder, "holder");
-	kr.controller = sync_state_text(rel, tuple, "controller");
-	if (kr.controller)
-		sync_check_key(kr.controller, "controller");
-	d = sync_state_column(rel, tuple, "held", &isnull);
-	held = !isnull && DatumGetBool(d);
-	kr.mode = SYNC_KEYED_QUEUE;
+	sync_check_key(kr->holder, "holder");
+	kr->controller = sync_state_text(rel, tuple, "controller");
+	if (kr->controller)
+		sync_check_key(kr->controller, "controller");
+	return name;
+}
+
+/*
+ * The place in the queue a written row asks for: its priority (NULL: 0)
+ * and its time (NULL: now), a finite time made unique per holder.
+ */
+static void
+sync_foreign_queue_place(Relation rel, HeapTuple tuple, SyncKeyedRequest *kr)
+{
+	bool		isnull;
+	Datum		d;
+
 	d = sync_state_column(rel, tuple, "priority", &isnull);
-	kr.has_priority = true;
-	kr.priority = isnull ? 0 : DatumGetInt32(d);
+	kr->has_priority = true;
+	kr->priority = isnull ? 0 : DatumGetInt32(d);
 	d = sync_state_column(rel, tuple, "time", &isnull);
-	kr.has_queued_at = !isnull;
-	kr.queued_at = isnull ? 0 : DatumGetTimestampTz(d);
-	if (kr.has_queued_at && TIMESTAMP_NOT_FINITE(kr.queued_at))
+	kr->has_queued_at = !isnull;
+	kr->queued_at = isnull ? 0 : DatumGetTimestampTz(d);
+	if (kr->has_queued_at && TIMESTAMP_NOT_FINITE(kr->queued_at))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("time of a sync_state row must be a finite time"),
 				 errhint("Write the workflow's creation time, or NULL for now.")));
-	if (kr.has_queued_at)
-		kr.queued_at = sync_tie_break(kr.queued_at, kr.holder);
-	kr.slots = 1;
+	if (kr->has_queued_at)
+		kr->queued_at = sync_tie_break(kr->queued_at, kr->holder);
+}
+
+/*
+ * The columns later versions added, where the table has them: slots (NULL:
+ * 1), mode (NULL: exclusive) and fair_key.
+ */
+static void
+sync_foreign_added_columns(Relation rel, HeapTuple tuple, SyncKeyedRequest *kr)
+{
+	bool		isnull;
+	Datum		d;
+
+	kr->slots = 1;
 	if (SPI_fnumber(RelationGetDescr(rel), "slots") > 0)
 	{
 		d = sync_state_column(rel, tuple, "slots", &isnull);
-		kr.slots = isnull ? 1 : DatumGetInt32(d);
+		kr->slots = isnull ? 1 : DatumGetInt32(d);
 	}
 	if (SPI_fnumber(RelationGetDescr(rel), "mode") > 0)
 	{
@@ -262,22 +273,25 @@ sync_state_foreign_insert(Relation rel, HeapTuple tuple)
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("unknown lock mode \"%s\" in a sync_state row", mode),
 					 errhint("The modes are 'exclusive' (the default) and 'shared'; leave mode NULL for a semaphore.")));
-		kr.shared = (mode != NULL && strcmp(mode, "shared") == 0);
+		kr->shared = (mode != NULL && strcmp(mode, "shared") == 0);
 	}
 	if (SPI_fnumber(RelationGetDescr(rel), "fair_key") > 0)
 	{
-		kr.fair_key = sync_state_text(rel, tuple, "fair_key");
-		if (kr.fair_key != NULL)
-			sync_check_fair_key(kr.fair_key);
+		kr->fair_key = sync_state_text(rel, tuple, "fair_key");
+		if (kr->fair_key != NULL)
+			sync_check_fair_key(kr->fair_key);
 	}
-	kr.names = &name;
-	kr.nnames = 1;
-	kr.admit_limit = -1;
-	kr.claim = true;
-	kr.row_out = &row;
+}
 
-	sync_keyed_request(&kr, &result);
-	if (row.name == NULL && result.controller != kr.controller_slot)
+/*
+ * The holder has an entry for lock 'name' already, so the request made
+ * none (result says whose it is): the insert fails.
+ */
+static void
+sync_foreign_duplicate(const SyncKeyedRequest *kr, const SyncKeyedResult *result,
+					   const char *name)
+{
+	if (result->controller != kr->controller_slot)
 	{
 		/*
 		 * The workflow key has an entry for this lock already, made by
@@ -288,28 +302,62 @@ sync_state_foreign_insert(Relation rel, HeapTuple tuple)
 		 * serialization failure, which Argo retries until the first
 		 * workflow's row is gone (docs/argo.md).
 		 */
-		const char *other = result.controller >= 0
-			? pstrdup(sync_controller_name(result.controller)) : NULL;
+		const char *other = result->controller >= 0
+			? pstrdup(sync_controller_name(result->controller)) : NULL;
 
 		ereport(ERROR,
 				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
 				 errmsg("could not serialize access: holder \"%s\" already has an entry for lock \"%s\"",
-						kr.holder, name),
+						kr->holder, name),
 				 other != NULL
 				 ? errdetail("The entry was made by controller \"%s\"; a holder key has one entry per lock, whichever controller made it.",
 							 other)
 				 : errdetail("The entry was made without a controller; a holder key has one entry per lock, whichever controller made it."),
 				 errhint("Retry when that entry has been released, or give this workflow another key.")));
 	}
+	/* the same controller has an entry for this lock already */
+	ereport(ERROR,
+			(errcode(ERRCODE_UNIQUE_VIOLATION),
+			 errmsg("duplicate key value violates unique constraint \"sync_state_pkey\""),
+			 errdetail("Key (name, workflowkey)=(%s, %s) already exists.", name, kr->holder),
+			 errhint("A controller has one entry per lock and workflow key.")));
+}
+
+/*
+ * INSERT by someone other than syncwf: a keyed request for (name,
+ * workflowkey) with the row's controller, priority and time, claim-only:
+ * held = false queues it until its writer claims it, held = true also
+ * claims it at once (sync_state_claim_now()).
+ */
+static HeapTuple
+sync_state_foreign_insert(Relation rel, HeapTuple tuple)
+{
+	SyncKeyedRequest kr;
+	SyncKeyedResult result;
+	SyncStateRow row;
+	char	   *name;
+	bool		isnull,
+				held;
+	Datum		d;
+
+	memset(&kr, 0, sizeof(kr));
+	memset(&result, 0, sizeof(result));
+	memset(&row, 0, sizeof(row));
+	name = sync_foreign_keys(rel, tuple, &kr);
+	d = sync_state_column(rel, tuple, "held", &isnull);
+	held = !isnull && DatumGetBool(d);
+	kr.mode = SYNC_KEYED_QUEUE;
+	sync_foreign_queue_place(rel, tuple, &kr);
+	sync_foreign_added_columns(rel, tuple, &kr);
+	kr.names = &name;
+	kr.nnames = 1;
+	kr.admit_limit = -1;
+	kr.claim = true;
+	kr.row_out = &row;
+
+	sync_keyed_request(&kr, &result);
 	if (row.name == NULL)
-	{
-		/* the same controller has an entry for this lock already */
-		ereport(ERROR,
-				(errcode(ERRCODE_UNIQUE_VIOLATION),
-				 errmsg("duplicate key value violates unique constraint \"sync_state_pkey\""),
-				 errdetail("Key (name, workflowkey)=(%s, %s) already exists.", name, kr.holder),
-				 errhint("A controller has one entry per lock and workflow key.")));
-	}
+		sync_foreign_duplicate(&kr, &result, name);
 	/* a held row: the request, then its claim (Argo's InsertHeldState) */
 	if (held)
 		(void) sync_state_claim_now(name, kr.holder, kr.controller, &row);

@@ -216,23 +216,9 @@ typedef struct SyncKeyedResult
 
 /*
  * keyed_xact.c: What a transaction did to keyed holds and controllers,
- * applied at its commit.
+ * applied at its commit and undone at its abort; the hand-offs of its
+ * releases at pre-commit.
  */
-
-/* recording */
-extern void sync_keyed_xact_truncated(void);
-/* What a claim of a keyed entry found (sync_keyed_xact_claim). */
-typedef enum SyncClaimOutcome
-{
-	SYNC_CLAIM_GRANTED,			/* granted now, for this transaction */
-	SYNC_CLAIM_HELD,			/* held already */
-	SYNC_CLAIM_BUSY,			/* cannot be granted now */
-	SYNC_CLAIM_MISSING			/* no such entry */
-} SyncClaimOutcome;
-
-extern void sync_keyed_xact_controller(const char *controller, bool deleted,
-									   TimestampTz at);
-extern void sync_keyed_wake_at_commit(void);
 
 /*
  * A hand-off reserved at pre-commit (sync_keyed_xact_handoffs()): the
@@ -251,6 +237,25 @@ extern void sync_keyed_xact_at_abort(void);
 extern void sync_keyed_xact_at_subabort(SubTransactionId subid);
 extern void sync_keyed_xact_at_subcommit(SubTransactionId subid,
 										 SubTransactionId parent);
+
+/*
+ * keyed_xact_record.c: What a transaction does to keyed holds and
+ * controllers, recorded as it happens for keyed_xact.c.
+ */
+
+extern void sync_keyed_xact_truncated(void);
+/* What a claim of a keyed entry found (sync_keyed_xact_claim). */
+typedef enum SyncClaimOutcome
+{
+	SYNC_CLAIM_GRANTED,			/* granted now, for this transaction */
+	SYNC_CLAIM_HELD,			/* held already */
+	SYNC_CLAIM_BUSY,			/* cannot be granted now */
+	SYNC_CLAIM_MISSING			/* no such entry */
+} SyncClaimOutcome;
+
+extern void sync_keyed_xact_controller(const char *controller, bool deleted,
+									   TimestampTz at);
+extern void sync_keyed_wake_at_commit(void);
 
 /*
  * keyed_ops.c: The operations on keyed holds: what each SQL function of

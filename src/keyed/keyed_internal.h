@@ -73,7 +73,72 @@ extern SyncKeyedOutcome sync_holders_request(SyncKeyedRequest *kr,
 
 /*
  * keyed_xact.c: What a transaction did to keyed holds and controllers,
- * applied at its commit.
+ * applied at its commit and undone at its abort; the hand-offs of its
+ * releases at pre-commit.  It owns the record below, which
+ * keyed_xact_record.c fills.
+ */
+
+/* What this transaction did to keyed entries, applied at commit. */
+typedef enum KeyedOpKind
+{
+	KEYED_OP_RELEASE,			/* the entry's row was deleted */
+	KEYED_OP_RESORT,			/* a new priority for a pending request */
+	KEYED_OP_REFRESH,			/* a new lease expiry */
+	KEYED_OP_PERSISTED,			/* the worker wrote a grant to the table */
+	KEYED_OP_CLAIM,				/* a claim-only request was granted */
+	KEYED_OP_TRUNCATE,			/* sync_state was truncated */
+	KEYED_OP_FORGET,			/* a sync_controller row was deleted */
+	KEYED_OP_BEAT				/* a sync_controller row was written */
+} KeyedOpKind;
+
+typedef struct KeyedOp
+{
+	KeyedOpKind kind;
+	SubTransactionId subid;
+	SyncEntry  *entry;
+	uint64		request_id;
+	uint64		token;			/* PERSISTED, CLAIM; RELEASE: the hand-off's */
+	int32		priority;
+	int64		lease_us;
+	TimestampTz at;				/* REFRESH, BEAT; RELEASE: the hand-off's */
+	int			nprovisional;	/* TRUNCATE: requests made before it */
+	char	   *controller;		/* FORGET, BEAT */
+	/* RELEASE of a held entry: the waiter it hands its slot to, if any */
+	bool		handoff_tried;
+	SyncEntry  *next;
+	uint64		next_request_id;
+} KeyedOp;
+
+/* A request this transaction made. */
+typedef struct Provisional
+{
+	SubTransactionId subid;
+	uint64		request_id;
+	int			nentries;
+	SyncEntry  *entries[FLEXIBLE_ARRAY_MEMBER];
+} Provisional;
+
+/*
+ * The record of this backend's transaction: backend-local, the lists in
+ * TopTransactionContext, forgotten at commit and abort (keyed_xact.c).
+ */
+typedef struct SyncKeyedXact
+{
+	List	   *ops;			/* KeyedOp *, in the order they happened */
+	List	   *provisionals;	/* Provisional *, likewise */
+	TransactionId xid;			/* their transaction */
+	bool		wake_at_commit; /* launch plans changed: reconcile */
+} SyncKeyedXact;
+
+extern SyncKeyedXact sync_keyed_xact;
+
+extern bool sync_keyed_xact_has_releases(void);
+extern List *sync_keyed_xact_handoffs(void);
+extern void sync_keyed_xact_handoff_failed(SyncHandoff *h);
+
+/*
+ * keyed_xact_record.c: What a transaction does to keyed holds and
+ * controllers, recorded as it happens for keyed_xact.c.
  */
 
 extern void sync_keyed_xact_created(SyncEntry **entries, int nentries,
@@ -92,9 +157,6 @@ extern SyncClaimOutcome sync_keyed_xact_claim(const char *name,
 extern bool sync_keyed_unwritten_grants(const char *name);
 extern void sync_keyed_xact_persisted(SyncEntry *entry, uint64 request_id,
 									  uint64 token);
-extern bool sync_keyed_xact_has_releases(void);
-extern List *sync_keyed_xact_handoffs(void);
-extern void sync_keyed_xact_handoff_failed(SyncHandoff *h);
 
 /*
  * keyed_wait.c: Waiting until a holder's keyed entries are held, for

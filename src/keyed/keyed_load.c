@@ -65,27 +65,37 @@ sync_ring_add(HTAB *rings, SyncStateRow *row, SyncEntry *e)
 }
 
 /*
- * Put the rows read from sync_state into shared memory, replacing whatever
- * keyed entries of this database were there.  Rows come held first, then in
- * queue order.  Fails as a whole (53200) when memory is too small.
+ * What the rebuild carries from one row to the next, and to its end.
  */
-void
-sync_keyed_install(List *rows, List *controllers, Oid limit_relid)
+typedef struct LoadState
 {
-	uint32		all = SYNC_ALL_PARTITIONS;
-	ListCell   *lc;
-	HTAB	   *rings;
-	HASHCTL		ctl;
-	uint64		max_token = 0,
-				max_seq = 0,
-				max_request = 0;
-	int			nfree;
-	const char *failure = NULL;
-	TimestampTz now = GetCurrentTimestamp();
+	HTAB	   *rings;			/* RequestRing, by holder and request id */
+	int		   *slots;			/* per row: its controller's slot, or -1 */
+	int32	   *weights;		/* per row: its fair-queueing weight */
+	int			rowno;			/* the row being loaded */
+	Oid			limit_relid;
+	uint64		max_token;
+	uint64		max_seq;
+	uint64		max_request;
+} LoadState;
 
-	int		   *slots = palloc(sizeof(int) * Max(list_length(rows), 1));
-	int32	   *weights = palloc(sizeof(int32) * Max(list_length(rows), 1));
+/*
+ * Before any LWLock is taken: restore the controllers, and look up each
+ * row's controller slot (which takes controllers_lock itself) and
+ * fair-queueing weight (which may read a table, with no LWLock held).
+ */
+static void
+sync_load_begin(LoadState *ls, List *rows, List *controllers, Oid limit_relid)
+{
+	ListCell   *lc;
+	HASHCTL		ctl;
+	TimestampTz now = GetCurrentTimestamp();
 	int			rowno = 0;
+
+	memset(ls, 0, sizeof(LoadState));
+	ls->slots = palloc(sizeof(int) * Max(list_length(rows), 1));
+	ls->weights = palloc(sizeof(int32) * Max(list_length(rows), 1));
+	ls->limit_relid = limit_relid;
 
 	foreach(lc, controllers)
 	{
@@ -98,18 +108,208 @@ sync_keyed_install(List *rows, List *controllers, Oid limit_relid)
 	{
 		SyncStateRow *row = (SyncStateRow *) lfirst(lc);
 
-		weights[rowno] = sync_fair_weight_of(row->name, row->fair_key);
-		slots[rowno++] = row->controller ?
+		ls->weights[rowno] = sync_fair_weight_of(row->name, row->fair_key);
+		ls->slots[rowno++] = row->controller ?
 			sync_controller_slot_noerror(row->controller) : -1;
 	}
-	rowno = 0;
 
 	memset(&ctl, 0, sizeof(ctl));
 	ctl.keysize = sizeof(((RequestRing *) 0)->key);
 	ctl.entrysize = sizeof(RequestRing);
 	ctl.hcxt = CurrentMemoryContext;
-	rings = hash_create("syncwf load rings", 64, &ctl,
-						HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
+	ls->rings = hash_create("syncwf load rings", 64, &ctl,
+							HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
+}
+
+/*
+ * The lock of a row, created with the semaphore's limit if it is not live;
+ * NULL if the lock table is full.  Caller holds every partition lock
+ * exclusively.
+ */
+static SyncLock *
+sync_load_lock(SyncStateRow *row, Oid limit_relid, uint32 *hashcode)
+{
+	SyncLockTag tag;
+	SyncLock   *lock;
+	bool		found;
+
+	sync_make_tag(&tag, MyDatabaseId, row->name);
+	*hashcode = sync_tag_hash(&tag);
+	lock = sync_lock_create(&tag, *hashcode, &found);
+	if (lock == NULL || found)
+		return lock;
+	lock->kind = (strncmp(row->name, "sem/", 4) == 0) ?
+		SYNC_KIND_SEMAPHORE : SYNC_KIND_MUTEX;
+	if (lock->kind == SYNC_KIND_SEMAPHORE)
+	{
+		SyncLimitValue value = row->limit;
+
+		(void) sync_limit_plan_default(row->name, &value);
+		sync_limit_set(lock, &value);
+		lock->limit = Max(value.limit, 0);
+		lock->limit_defined = (value.limit >= 0);
+	}
+	lock->limit_relid = limit_relid;
+	return lock;
+}
+
+/*
+ * A new entry of holder 'h' for 'lock', with what the row says, not yet
+ * held or queued.  Caller holds holders_lock and every partition lock
+ * exclusively, and has made sure an entry is free.
+ */
+static SyncEntry *
+sync_load_entry(LoadState *ls, SyncStateRow *row, SyncLock *lock,
+				uint32 hashcode, SyncHolder *h)
+{
+	SyncEntry  *e = sync_entry_alloc();
+
+	Assert(e != NULL);
+	e->lock = lock;
+	e->request_id = (uint64) row->request_id;
+	e->seq = (uint64) row->seq;
+	e->priority = row->priority;
+	e->pid = 0;
+	e->procno = -1;
+	e->scope = SYNC_SCOPE_KEYED;
+	e->partmask = 1U << sync_partition_of(hashcode);
+	e->nlocks = 1;
+	e->holder = h;
+	Assert(dlist_node_is_detached(&e->holder_link));
+	dlist_push_tail(&h->entries, &e->holder_link);
+	h->nentries++;
+	e->queued_at = row->queued_at;
+	e->lease_us = row->lease_us;
+	e->owner = row->owner;
+	e->admit_limit = row->admit_limit;
+	e->claim = row->claim;
+	e->slots = Max(row->slots, 1);
+	e->shared = row->shared;
+	sync_entry_set_fair(e, row->fair_key, ls->weights[ls->rowno]);
+	e->controller = ls->slots[ls->rowno++];
+	if (e->controller >= 0)
+		sync_controller_ref(e->controller);
+	return e;
+}
+
+/*
+ * Make the entry of a row held (with its token, grant time and lease) or
+ * pending (queued, or dormant while its controller is inactive), in its
+ * request's ring.  Caller holds the partition locks.
+ */
+static void
+sync_load_place(LoadState *ls, SyncStateRow *row, SyncEntry *e)
+{
+	SyncLock   *lock = e->lock;
+
+	sync_ring_add(ls->rings, row, e);
+	if (row->held)
+	{
+		e->state = SYNC_ENTRY_HELD;
+		e->token = (uint64) row->token;
+		e->since = row->granted_at;
+		e->lease_expires = row->lease_expires;
+		e->persisted = true;
+		sync_holder_link(lock, e);
+		if (e->lease_expires != 0)
+			sync_lease_scheduled(e->lease_expires);
+	}
+	else
+	{
+		e->since = row->queued_at;
+		if (e->controller < 0 || sync_controller_active(e->controller))
+			sync_queue_insert(lock, e);
+		else
+			sync_dormant_insert(lock, e);
+	}
+	ls->max_token = Max(ls->max_token, (uint64) row->token);
+	ls->max_seq = Max(ls->max_seq, (uint64) row->seq);
+	ls->max_request = Max(ls->max_request, (uint64) row->request_id);
+}
+
+/*
+ * Load one row; returns the setting to raise if shared memory has no room
+ * for it, else NULL.  Caller holds controllers_lock (shared), holders_lock
+ * and every partition lock (exclusive).
+ */
+static const char *
+sync_load_row(LoadState *ls, SyncStateRow *row)
+{
+	uint32		hashcode;
+	SyncLock   *lock;
+	SyncHolder *h;
+
+	lock = sync_load_lock(row, ls->limit_relid, &hashcode);
+	if (lock == NULL)
+		return "syncwf.max_locks";
+	h = sync_holder_lookup(row->holder, true);
+	if (h == NULL)
+	{
+		sync_lock_idle(lock);
+		return "syncwf.max_holders";
+	}
+	sync_load_place(ls, row, sync_load_entry(ls, row, lock, hashcode, h));
+	return NULL;
+}
+
+/*
+ * Every row is loaded: close the rings of requests that name several locks,
+ * move the counters past what the rows used, and grant what slots freed
+ * while we were down (a raised limit) allow.  Caller holds the locks of
+ * sync_load_row().
+ */
+static void
+sync_load_finish(LoadState *ls)
+{
+	HASH_SEQ_STATUS status;
+	RequestRing *ring;
+	SyncLiveIter it;
+
+	hash_seq_init(&status, ls->rings);
+	while ((ring = hash_seq_search(&status)) != NULL)
+	{
+		SyncEntry  *e = ring->first;
+
+		ring->last->next_in_request = ring->first;
+		do
+		{
+			e->nlocks = ring->n;
+			e->partmask = ring->partmask;
+			e = e->next_in_request;
+		} while (e != ring->first);
+	}
+
+	sync_tokens_advance(ls->max_token + 1);
+	sync_atomic_advance(&sync_shmem->next_seq, ls->max_seq + 1);
+	sync_atomic_advance(&sync_shmem->next_request_id, ls->max_request + 1);
+
+	/* slots freed while we were down (raised limits) go to the queues */
+	sync_foreach_live_lock(it)
+	{
+		SyncLock   *lock = sync_live_lock(it);
+
+		if (lock->tag.dbid == MyDatabaseId)
+			sync_grant_waiters(lock);
+	}
+}
+
+/*
+ * Put the rows read from sync_state into shared memory, replacing whatever
+ * keyed entries of this database were there.  Rows come held first, then in
+ * queue order.  Fails as a whole (53200) when memory is too small.
+ *
+ * Takes controllers_lock (shared), holders_lock and every partition lock
+ * (exclusive), in that order; the caller holds none of them.
+ */
+void
+sync_keyed_install(List *rows, List *controllers, Oid limit_relid)
+{
+	uint32		all = SYNC_ALL_PARTITIONS;
+	LoadState	ls;
+	ListCell   *lc;
+	const char *failure = NULL;
+
+	sync_load_begin(&ls, rows, controllers, limit_relid);
 
 	LWLockAcquire(sync_controllers_lock(), LW_SHARED);
 	LWLockAcquire(sync_holders_lock(), LW_EXCLUSIVE);
@@ -117,150 +317,24 @@ sync_keyed_install(List *rows, List *controllers, Oid limit_relid)
 
 	(void) sync_keyed_purge(NULL, NULL);
 
-	nfree = sync_entries_free();
-	if (list_length(rows) > nfree)
+	if (list_length(rows) > sync_entries_free())
 		failure = "syncwf.max_entries";
-
 	foreach(lc, rows)
 	{
-		SyncStateRow *row = (SyncStateRow *) lfirst(lc);
-		SyncLockTag tag;
-		uint32		hashcode;
-		SyncLock   *lock;
-		SyncEntry  *e;
-		SyncHolder *h;
-		bool		found;
-		int			slot;
-
 		if (failure)
 			break;
-		sync_make_tag(&tag, MyDatabaseId, row->name);
-		hashcode = sync_tag_hash(&tag);
-		lock = sync_lock_create(&tag, hashcode, &found);
-		if (lock == NULL)
-		{
-			failure = "syncwf.max_locks";
-			break;
-		}
-		if (!found)
-		{
-			lock->kind = (strncmp(row->name, "sem/", 4) == 0) ?
-				SYNC_KIND_SEMAPHORE : SYNC_KIND_MUTEX;
-			if (lock->kind == SYNC_KIND_SEMAPHORE)
-			{
-				SyncLimitValue value = row->limit;
-
-				(void) sync_limit_plan_default(row->name, &value);
-				sync_limit_set(lock, &value);
-				lock->limit = Max(value.limit, 0);
-				lock->limit_defined = (value.limit >= 0);
-			}
-			lock->limit_relid = limit_relid;
-		}
-		h = sync_holder_lookup(row->holder, true);
-		if (h == NULL)
-		{
-			sync_lock_idle(lock);
-			failure = "syncwf.max_holders";
-			break;
-		}
-		e = sync_entry_alloc();
-		Assert(e != NULL);
-		e->lock = lock;
-		e->request_id = (uint64) row->request_id;
-		e->seq = (uint64) row->seq;
-		e->priority = row->priority;
-		e->pid = 0;
-		e->procno = -1;
-		e->scope = SYNC_SCOPE_KEYED;
-		e->partmask = 1U << sync_partition_of(hashcode);
-		e->nlocks = 1;
-		e->holder = h;
-		Assert(dlist_node_is_detached(&e->holder_link));
-		dlist_push_tail(&h->entries, &e->holder_link);
-		h->nentries++;
-		e->queued_at = row->queued_at;
-		e->lease_us = row->lease_us;
-		e->owner = row->owner;
-		e->admit_limit = row->admit_limit;
-		e->claim = row->claim;
-		e->slots = Max(row->slots, 1);
-		e->shared = row->shared;
-		sync_entry_set_fair(e, row->fair_key, weights[rowno]);
-		slot = slots[rowno++];
-		e->controller = slot;
-		if (slot >= 0)
-			sync_controller_ref(slot);
-		if (row->held)
-		{
-			sync_ring_add(rings, row, e);
-			e->state = SYNC_ENTRY_HELD;
-			e->token = (uint64) row->token;
-			e->since = row->granted_at;
-			e->lease_expires = row->lease_expires;
-			e->persisted = true;
-			sync_holder_link(lock, e);
-			if (e->lease_expires != 0)
-				sync_lease_scheduled(e->lease_expires);
-		}
-		else
-		{
-			sync_ring_add(rings, row, e);
-			e->since = row->queued_at;
-			if (slot < 0 || sync_controller_active(slot))
-				sync_queue_insert(lock, e);
-			else
-				sync_dormant_insert(lock, e);
-		}
-		max_token = Max(max_token, (uint64) row->token);
-		max_seq = Max(max_seq, (uint64) row->seq);
-		max_request = Max(max_request, (uint64) row->request_id);
+		failure = sync_load_row(&ls, (SyncStateRow *) lfirst(lc));
 	}
 
 	if (failure)
 		(void) sync_keyed_purge(NULL, NULL);
 	else
-	{
-		HASH_SEQ_STATUS status;
-		RequestRing *ring;
-
-		/* close the rings of requests that name several locks */
-		hash_seq_init(&status, rings);
-		while ((ring = hash_seq_search(&status)) != NULL)
-		{
-			SyncEntry  *e = ring->first;
-
-			ring->last->next_in_request = ring->first;
-			do
-			{
-				e->nlocks = ring->n;
-				e->partmask = ring->partmask;
-				e = e->next_in_request;
-			} while (e != ring->first);
-		}
-
-		sync_tokens_advance(max_token + 1);
-		sync_atomic_advance(&sync_shmem->next_seq, max_seq + 1);
-		sync_atomic_advance(&sync_shmem->next_request_id, max_request + 1);
-
-		/* slots freed while we were down (raised limits) go to the queues */
-		{
-			SyncLiveIter it;
-
-			sync_foreach_live_lock(it)
-			{
-				SyncLock   *lock = sync_live_lock(it);
-
-				if (lock->tag.dbid == MyDatabaseId)
-					sync_grant_waiters(lock);
-			}
-		}
-	}
+		sync_load_finish(&ls);
 	sync_unlock_partitions(all);
 	LWLockRelease(sync_holders_lock());
 	LWLockRelease(sync_controllers_lock());
 	sync_grant_deferred();
-	hash_destroy(rings);
+	hash_destroy(ls.rings);
 
 	if (failure)
 		ereport(ERROR,

@@ -3,11 +3,12 @@
  * keyed_ops.c
  *		The operations on keyed holds: what each SQL function of keyed holds
  *		(sql_keyed.c), the delete trigger of sync_state (triggers.c), launch
- *		plans (launch_policy.c) and the worker's rounds (reconcile.c) do, over the
- *		shared memory of keyed holds (holder_table.c, keyed_load.c, keyed_xact.c)
- *		and the rows of their tables (state_spi.c) together.  Each one is a
- *		short sequence of named steps; the callers have checked the entry
- *		conditions (sql_common.c).
+ *		plans (launch_policy.c) and the worker's rounds (reconcile.c) do,
+ *		over the shared memory of keyed holds (holder_table.c, keyed_load.c,
+ *		keyed_xact_record.c, keyed_xact.c) and the rows of their tables
+ *		(state_spi.c) together.  Each one is a short sequence of named
+ *		steps; the callers have checked the entry conditions
+ *		(sql_common.c).
  *
  * Holds no state and no lock of its own; the files it calls take theirs.
  * Loading is serialized by a heavyweight (advisory) lock: see

@@ -5,13 +5,17 @@
  *		it commits and undone when it (or a savepoint) aborts: requests it
  *		made, rows of sync_state it deleted (releases), new priorities and
  *		lease expiries, grants the worker wrote, a TRUNCATE, heartbeats and
- *		deleted controllers.  See holder_table.c for how shared memory and the
- *		table are kept in step.
+ *		deleted controllers; and, at pre-commit, the hand-off of each
+ *		release of a held entry.  keyed_xact_record.c records what the
+ *		transaction does as it goes.  See holder_table.c for how shared
+ *		memory and the table are kept in step.
  *
- * The lists are backend-local, in TopTransactionContext.  Applying them
- * takes holders_lock and partition locks (holder_table.c, lock_table.c) and
- * controllers_lock (controllers.c) in that module's order.  syncwf.c calls
- * the sync_keyed_xact_at_* functions from its transaction callbacks.
+ * This file owns the record, sync_keyed_xact (keyed_internal.h): its lists
+ * are backend-local, in TopTransactionContext, and forgotten at commit and
+ * abort.  Applying them takes holders_lock and partition locks
+ * (holder_table.c, lock_table.c) and controllers_lock (controllers.c) in
+ * that module's order.  syncwf.c calls the sync_keyed_xact_at_* functions
+ * from its transaction callbacks.
  *
  * Hand-offs.  At pre-commit, each release of a held entry reserves the
  * waiter that the grant pass would give its slot to
@@ -33,111 +37,13 @@
 
 #include "keyed/keyed_internal.h"
 
-/* What this transaction did to keyed entries, applied at commit. */
-typedef enum KeyedOpKind
-{
-	KEYED_OP_RELEASE,			/* the entry's row was deleted */
-	KEYED_OP_RESORT,			/* a new priority for a pending request */
-	KEYED_OP_REFRESH,			/* a new lease expiry */
-	KEYED_OP_PERSISTED,			/* the worker wrote a grant to the table */
-	KEYED_OP_CLAIM,				/* a claim-only request was granted */
-	KEYED_OP_TRUNCATE,			/* sync_state was truncated */
-	KEYED_OP_FORGET,			/* a sync_controller row was deleted */
-	KEYED_OP_BEAT				/* a sync_controller row was written */
-} KeyedOpKind;
-
-typedef struct KeyedOp
-{
-	KeyedOpKind kind;
-	SubTransactionId subid;
-	SyncEntry  *entry;
-	uint64		request_id;
-	uint64		token;			/* PERSISTED, CLAIM; RELEASE: the hand-off's */
-	int32		priority;
-	int64		lease_us;
-	TimestampTz at;				/* REFRESH, BEAT; RELEASE: the hand-off's */
-	int			nprovisional;	/* TRUNCATE: requests made before it */
-	char	   *controller;		/* FORGET, BEAT */
-	/* RELEASE of a held entry: the waiter it hands its slot to, if any */
-	bool		handoff_tried;
-	SyncEntry  *next;
-	uint64		next_request_id;
-} KeyedOp;
-
-/* A request this transaction made. */
-typedef struct Provisional
-{
-	SubTransactionId subid;
-	uint64		request_id;
-	int			nentries;
-	SyncEntry  *entries[FLEXIBLE_ARRAY_MEMBER];
-} Provisional;
-
-static List *keyed_ops = NIL;	/* KeyedOp *, in TopTransactionContext */
-static bool wake_at_commit = false; /* launch plans changed: reconcile */
-static List *provisionals = NIL;	/* Provisional *, likewise */
-static TransactionId keyed_xid = InvalidTransactionId;	/* their transaction */
-
-/* Remember an operation of this transaction. */
-static KeyedOp *
-sync_keyed_new_op(KeyedOpKind kind)
-{
-	MemoryContext oldcxt = MemoryContextSwitchTo(TopTransactionContext);
-	KeyedOp    *op = palloc0(sizeof(KeyedOp));
-
-	op->kind = kind;
-	op->subid = GetCurrentSubTransactionId();
-	keyed_ops = lappend(keyed_ops, op);
-	MemoryContextSwitchTo(oldcxt);
-	return op;
-}
-
+/* What this transaction did (recorded by keyed_xact_record.c). */
+SyncKeyedXact sync_keyed_xact = {NIL, NIL, InvalidTransactionId, false};
 
 /*-------------------------------------------------------------------------
- * Recording
+ * Hand-offs at pre-commit
  *-------------------------------------------------------------------------
  */
-
-/*
- * A request this transaction made (holder_table.c created its entries): it
- * becomes durable at commit and is withdrawn at abort.
- */
-void
-sync_keyed_xact_created(SyncEntry **entries, int nentries, uint64 request_id)
-{
-	MemoryContext oldcxt = MemoryContextSwitchTo(TopTransactionContext);
-	Provisional *prov = palloc(offsetof(Provisional, entries) +
-							   sizeof(SyncEntry *) * nentries);
-
-	prov->subid = GetCurrentSubTransactionId();
-	prov->request_id = request_id;
-	prov->nentries = nentries;
-	memcpy(prov->entries, entries, sizeof(SyncEntry *) * nentries);
-	provisionals = lappend(provisionals, prov);
-	MemoryContextSwitchTo(oldcxt);
-	keyed_xid = GetTopTransactionId();
-}
-
-/*
- * The row of (name, holder, request_id) was deleted by this transaction:
- * mark the entry, and release it at commit.  Fills *info with what the
- * caller needs (whether it was held, its token, controller, request size).
- */
-void
-sync_keyed_xact_row_deleted(const char *name, const char *holder,
-							uint64 request_id, SyncKeyedInfo *info)
-{
-	KeyedOp    *op;
-
-	memset(info, 0, sizeof(SyncKeyedInfo));
-	if (!sync_keyed_mark_release(name, holder, request_id, GetTopTransactionId(),
-								 info))
-		return;
-	keyed_xid = GetTopTransactionId();
-	op = sync_keyed_new_op(KEYED_OP_RELEASE);
-	op->entry = info->entry;
-	op->request_id = request_id;
-}
 
 /*
  * The grant of a hand-off, as its row must read: the waiter's name,
@@ -174,7 +80,8 @@ sync_reserve_next(KeyedOp *op)
 	SyncHandoff *h = NULL;
 
 	LWLockAcquire(sync_holders_lock(), LW_EXCLUSIVE);
-	if (sync_keyed_entry_is(e, op->request_id) && e->release_xid == keyed_xid)
+	if (sync_keyed_entry_is(e, op->request_id) &&
+		e->release_xid == sync_keyed_xact.xid)
 	{
 		LWLock	   *partition = sync_partition_lock(e->lock->hashcode);
 
@@ -193,7 +100,7 @@ sync_reserve_next(KeyedOp *op)
 				op->next_request_id = next->request_id;
 				op->token = sync_next_token();
 				op->at = GetCurrentTimestamp();
-				next->reserved_xid = keyed_xid;
+				next->reserved_xid = sync_keyed_xact.xid;
 			}
 		}
 		/* the reservation is recorded: an error now is undone at abort */
@@ -218,7 +125,7 @@ sync_keyed_xact_handoffs(void)
 	ListCell   *lc;
 	List	   *handoffs = NIL;
 
-	foreach(lc, keyed_ops)
+	foreach(lc, sync_keyed_xact.ops)
 	{
 		KeyedOp    *op = (KeyedOp *) lfirst(lc);
 		SyncHandoff *h;
@@ -238,7 +145,7 @@ sync_keyed_xact_has_releases(void)
 {
 	ListCell   *lc;
 
-	foreach(lc, keyed_ops)
+	foreach(lc, sync_keyed_xact.ops)
 	{
 		KeyedOp    *op = (KeyedOp *) lfirst(lc);
 
@@ -257,7 +164,7 @@ sync_reservation_stands(KeyedOp *op)
 {
 	return op->next != NULL &&
 		sync_keyed_entry_is(op->next, op->next_request_id) &&
-		op->next->reserved_xid == keyed_xid;
+		op->next->reserved_xid == sync_keyed_xact.xid;
 }
 
 /*
@@ -296,206 +203,17 @@ sync_keyed_xact_handoff_failed(SyncHandoff *h)
 	sync_unreserve((KeyedOp *) h->op);
 }
 
-/* A pending request takes a new priority at commit. */
-void
-sync_keyed_xact_resort(SyncEntry *first, uint64 request_id, int32 priority)
-{
-	KeyedOp    *op = sync_keyed_new_op(KEYED_OP_RESORT);
-
-	op->entry = first;
-	op->request_id = request_id;
-	op->priority = priority;
-}
-
-/*
- * The priority this transaction gave request 'request_id', which applies
- * at commit but counts already; false if it gave none.
- */
-bool
-sync_keyed_xact_priority(uint64 request_id, int32 *priority)
-{
-	ListCell   *lc;
-	bool		found = false;
-
-	foreach(lc, keyed_ops)
-	{
-		KeyedOp    *op = (KeyedOp *) lfirst(lc);
-
-		if (op->kind == KEYED_OP_RESORT && op->request_id == request_id)
-		{
-			found = true;
-			*priority = op->priority;
-		}
-	}
-	return found;
-}
-
-/* Have the worker reconcile launch plans when this transaction commits. */
-void
-sync_keyed_wake_at_commit(void)
-{
-	wake_at_commit = true;
-}
-
-/*-------------------------------------------------------------------------
- * Recorded by triggers and the engine
- *-------------------------------------------------------------------------
- */
-
-/* sync_state was truncated: at commit, only later requests stay. */
-void
-sync_keyed_xact_truncated(void)
-{
-	KeyedOp    *op = sync_keyed_new_op(KEYED_OP_TRUNCATE);
-
-	op->nprovisional = list_length(provisionals);
-}
-
-/* A held entry's lease was refreshed: the new expiry applies at commit. */
-void
-sync_keyed_xact_refresh(SyncEntry *entry, uint64 request_id, int64 lease_us,
-						TimestampTz expires)
-{
-	KeyedOp    *op = sync_keyed_new_op(KEYED_OP_REFRESH);
-
-	op->entry = entry;
-	op->request_id = request_id;
-	op->lease_us = lease_us;
-	op->at = expires;
-}
-
-/* The worker wrote a grant to sync_state: it counts as written at commit. */
-void
-sync_keyed_xact_persisted(SyncEntry *entry, uint64 request_id, uint64 token)
-{
-	KeyedOp    *op = sync_keyed_new_op(KEYED_OP_PERSISTED);
-
-	op->entry = entry;
-	op->request_id = request_id;
-	op->token = token;
-}
-
-/*
- * A row of sync_controller was written (a heartbeat at 'at') or deleted
- * (deleted; controller NULL: the table was truncated): the controller
- * becomes active or inactive at commit.
- */
-void
-sync_keyed_xact_controller(const char *controller, bool deleted, TimestampTz at)
-{
-	KeyedOp    *op = sync_keyed_new_op(deleted ? KEYED_OP_FORGET : KEYED_OP_BEAT);
-
-	op->controller = controller ?
-		MemoryContextStrdup(TopTransactionContext, controller) : NULL;
-	op->at = at;
-}
-
-/*
- * A writer of sync_state set held = true on the row of (name, holder): grant
- * its entry now if sync_claim_grantable() says it may be, for this
- * transaction (the grant is undone if it aborts).  On SYNC_CLAIM_GRANTED,
- * *info describes the grant (info->lease_expires is set from the lease)
- * and *granted_at says when.
- */
-SyncClaimOutcome
-sync_keyed_xact_claim(const char *name, const char *holder,
-					  SyncKeyedInfo *info, TimestampTz *granted_at)
-{
-	SyncClaimOutcome outcome = SYNC_CLAIM_MISSING;
-	SyncEntry  *e;
-	KeyedOp    *op;
-
-	memset(info, 0, sizeof(SyncKeyedInfo));
-	/* allocated first: once granted, nothing may fail before it is recorded */
-	op = sync_keyed_new_op(KEYED_OP_CLAIM);
-	LWLockAcquire(sync_holders_lock(), LW_SHARED);
-	e = sync_holder_entry(sync_holder_lookup(holder, false), name);
-	if (e != NULL && TransactionIdIsValid(e->created_xid) &&
-		!TransactionIdIsCurrentTransactionId(e->created_xid))
-		e = NULL;
-	if (e != NULL)
-	{
-		LWLock	   *partition = sync_partition_lock(e->lock->hashcode);
-
-		LWLockAcquire(partition, LW_EXCLUSIVE);
-		if (TransactionIdIsValid(e->release_xid) &&
-			TransactionIdIsCurrentTransactionId(e->release_xid))
-			outcome = SYNC_CLAIM_MISSING;	/* this transaction deleted it */
-		else if (e->state == SYNC_ENTRY_HELD)
-			outcome = SYNC_CLAIM_HELD;
-		else if (TransactionIdIsValid(e->release_xid) || !sync_claim_grantable(e))
-			outcome = SYNC_CLAIM_BUSY;
-		else
-		{
-			sync_claim_grant(e);
-			/* no grant hook for a claim: wake sync_wait here */
-			sync_holder_changed(e->holder->tag.dbid, e->holder->tag.key);
-			if (e->lease_us > 0)
-				e->lease_expires = e->since + e->lease_us;
-			e->persisted = true;	/* the claiming UPDATE writes it */
-			outcome = SYNC_CLAIM_GRANTED;
-			op->entry = e;
-			op->request_id = e->request_id;
-			op->token = e->token;
-		}
-		if (outcome == SYNC_CLAIM_GRANTED || outcome == SYNC_CLAIM_HELD)
-		{
-			*granted_at = e->since;
-			sync_keyed_entry_info(e, info);
-		}
-		LWLockRelease(partition);
-	}
-	LWLockRelease(sync_holders_lock());
-
-	if (outcome == SYNC_CLAIM_GRANTED && info->lease_expires != 0)
-		sync_lease_scheduled(info->lease_expires);
-	return outcome;
-}
-
-/*
- * Has the lock 'name' a keyed grant that sync_state does not show yet (the
- * worker writes it in a moment)?
- */
-bool
-sync_keyed_unwritten_grants(const char *name)
-{
-	SyncLockTag tag;
-	uint32		hashcode;
-	LWLock	   *partition;
-	SyncLock   *lock;
-	bool		unwritten = false;
-
-	sync_make_tag(&tag, MyDatabaseId, name);
-	hashcode = sync_tag_hash(&tag);
-	partition = sync_partition_lock(hashcode);
-	LWLockAcquire(partition, LW_SHARED);
-	lock = sync_lock_lookup(&tag, hashcode);
-	if (lock != NULL)
-	{
-		dlist_iter	iter;
-
-		dlist_foreach(iter, &lock->holders)
-		{
-			SyncEntry  *e = dlist_container(SyncEntry, lock_link, iter.cur);
-
-			if (e->scope == SYNC_SCOPE_KEYED && !e->persisted)
-				unwritten = true;
-		}
-	}
-	LWLockRelease(partition);
-	return unwritten;
-}
-
-bool
-sync_keyed_xact_pending(void)
-{
-	return keyed_ops != NIL || provisionals != NIL;
-}
-
 /*-------------------------------------------------------------------------
  * Commit and abort
  *-------------------------------------------------------------------------
  */
+
+/* Has this transaction recorded anything to apply at commit? */
+bool
+sync_keyed_xact_pending(void)
+{
+	return sync_keyed_xact.ops != NIL || sync_keyed_xact.provisionals != NIL;
+}
 
 /*
  * Commit: the entry's row is gone for good.  A held entry's slot goes to
@@ -509,7 +227,8 @@ sync_apply_release(KeyedOp *op)
 	bool		handed = false;
 
 	LWLockAcquire(sync_holders_lock(), LW_EXCLUSIVE);
-	if (sync_keyed_entry_is(e, op->request_id) && e->release_xid == keyed_xid)
+	if (sync_keyed_entry_is(e, op->request_id) &&
+		e->release_xid == sync_keyed_xact.xid)
 	{
 		LWLock	   *partition = sync_partition_lock(e->lock->hashcode);
 		bool		held;
@@ -634,7 +353,8 @@ static void
 sync_apply_truncate(KeyedOp *op)
 {
 	uint32		all = SYNC_ALL_PARTITIONS;
-	List	   *before = list_truncate(list_copy(provisionals), op->nprovisional);
+	List	   *before = list_truncate(list_copy(sync_keyed_xact.provisionals),
+										   op->nprovisional);
 
 	LWLockAcquire(sync_holders_lock(), LW_EXCLUSIVE);
 	sync_lock_partitions(all, LW_EXCLUSIVE);
@@ -653,7 +373,7 @@ sync_apply_provisionals(void)
 	ListCell   *lc;
 
 	LWLockAcquire(sync_holders_lock(), LW_EXCLUSIVE);
-	foreach(lc, provisionals)
+	foreach(lc, sync_keyed_xact.provisionals)
 	{
 		Provisional *prov = (Provisional *) lfirst(lc);
 
@@ -679,9 +399,9 @@ static void
 sync_keyed_forget_all(void)
 {
 	/* the memory belongs to TopTransactionContext */
-	keyed_ops = NIL;
-	provisionals = NIL;
-	keyed_xid = InvalidTransactionId;
+	sync_keyed_xact.ops = NIL;
+	sync_keyed_xact.provisionals = NIL;
+	sync_keyed_xact.xid = InvalidTransactionId;
 }
 
 /* Commit: apply what this transaction did, in order.  Must not fail. */
@@ -690,16 +410,16 @@ sync_keyed_xact_at_commit(void)
 {
 	ListCell   *lc;
 
-	if (wake_at_commit)
+	if (sync_keyed_xact.wake_at_commit)
 	{
-		wake_at_commit = false;
+		sync_keyed_xact.wake_at_commit = false;
 		sync_launch_set_dirty();
 		sync_worker_wake();
 	}
-	if (keyed_ops == NIL && provisionals == NIL)
+	if (sync_keyed_xact.ops == NIL && sync_keyed_xact.provisionals == NIL)
 		return;
 
-	foreach(lc, keyed_ops)
+	foreach(lc, sync_keyed_xact.ops)
 	{
 		KeyedOp    *op = (KeyedOp *) lfirst(lc);
 
@@ -770,7 +490,8 @@ sync_undo_op(KeyedOp *op)
 		if (op->next != NULL)
 			sync_unreserve(op);
 		LWLockAcquire(sync_holders_lock(), LW_EXCLUSIVE);
-		if (sync_keyed_entry_is(e, op->request_id) && e->release_xid == keyed_xid)
+		if (sync_keyed_entry_is(e, op->request_id) &&
+			e->release_xid == sync_keyed_xact.xid)
 			e->release_xid = InvalidTransactionId;
 		LWLockRelease(sync_holders_lock());
 	}
@@ -809,13 +530,13 @@ sync_keyed_xact_at_abort(void)
 {
 	ListCell   *lc;
 
-	wake_at_commit = false;
+	sync_keyed_xact.wake_at_commit = false;
 
-	if (keyed_ops == NIL && provisionals == NIL)
+	if (sync_keyed_xact.ops == NIL && sync_keyed_xact.provisionals == NIL)
 		return;
-	foreach(lc, keyed_ops)
+	foreach(lc, sync_keyed_xact.ops)
 		sync_undo_op((KeyedOp *) lfirst(lc));
-	foreach(lc, provisionals)
+	foreach(lc, sync_keyed_xact.provisionals)
 		sync_undo_provisional((Provisional *) lfirst(lc));
 	sync_grant_deferred();
 	sync_keyed_forget_all();
@@ -826,23 +547,24 @@ sync_keyed_xact_at_subabort(SubTransactionId subid)
 {
 	ListCell   *lc;
 
-	foreach(lc, keyed_ops)
+	foreach(lc, sync_keyed_xact.ops)
 	{
 		KeyedOp    *op = (KeyedOp *) lfirst(lc);
 
 		if (op->subid != subid)
 			continue;
 		sync_undo_op(op);
-		keyed_ops = foreach_delete_current(keyed_ops, lc);
+		sync_keyed_xact.ops = foreach_delete_current(sync_keyed_xact.ops, lc);
 	}
-	foreach(lc, provisionals)
+	foreach(lc, sync_keyed_xact.provisionals)
 	{
 		Provisional *prov = (Provisional *) lfirst(lc);
 
 		if (prov->subid != subid)
 			continue;
 		sync_undo_provisional(prov);
-		provisionals = foreach_delete_current(provisionals, lc);
+		sync_keyed_xact.provisionals =
+			foreach_delete_current(sync_keyed_xact.provisionals, lc);
 	}
 	sync_grant_deferred();
 }
@@ -852,14 +574,14 @@ sync_keyed_xact_at_subcommit(SubTransactionId subid, SubTransactionId parent)
 {
 	ListCell   *lc;
 
-	foreach(lc, keyed_ops)
+	foreach(lc, sync_keyed_xact.ops)
 	{
 		KeyedOp    *op = (KeyedOp *) lfirst(lc);
 
 		if (op->subid == subid)
 			op->subid = parent;
 	}
-	foreach(lc, provisionals)
+	foreach(lc, sync_keyed_xact.provisionals)
 	{
 		Provisional *prov = (Provisional *) lfirst(lc);
 

@@ -414,6 +414,160 @@ sync_state_withdraw(List *rows, const char *reason)
 }
 
 /*
+ * The query that reads every row of sync_state, held first and then in
+ * queue order, each semaphore's with its sync_limit row (if it has one of
+ * its own).  Columns a release added are read as their default when the
+ * installed version's tables lack them.
+ */
+static char *
+sync_state_read_sql(const SyncTables *t, const char *state, const char *limits)
+{
+	return psprintf("SELECT s.name, s.workflowkey, s.controller, s.held, s.priority, s.time, "
+					"s.token, s.granted_at, s.lease, s.lease_expires, s.owner::pg_catalog.oid, "
+					"s.request_id, s.seq, l.sizelimit, s.admit_limit, %s, %s, %s, %s, %s, %s "
+					"FROM %s s LEFT JOIN %s l ON l.name OPERATOR(pg_catalog.=) "
+					"pg_catalog.substr(s.name, 5) AND s.name OPERATOR(pg_catalog.~~) 'sem/%%' "
+					"ORDER BY s.held DESC, s.priority DESC, s.time, s.seq",
+					get_attnum(t->state, "claim") != InvalidAttrNumber ? "s.claim" : "false",
+					sync_limit_cap_rate_columns(t->limit, "l"),
+					get_attnum(t->state, "slots") != InvalidAttrNumber ?
+					"s.slots" : "1",
+					get_attnum(t->state, "mode") != InvalidAttrNumber ?
+					"s.mode OPERATOR(pg_catalog.=) 'shared'" : "false",
+					sync_limit_queueing_column(t->limit, "l"),
+					get_attnum(t->state, "fair_key") != InvalidAttrNumber ?
+					"s.fair_key" : "NULL::pg_catalog.text",
+					state, limits);
+}
+
+/*
+ * One row of sync_state_read_sql()'s result, allocated in the current
+ * memory context.
+ */
+static SyncStateRow *
+sync_state_read_row(HeapTuple tup, TupleDesc desc)
+{
+	SyncStateRow *row = palloc0(sizeof(SyncStateRow));
+	bool		isnull;
+	Datum		d;
+
+	row->name = SPI_getvalue(tup, desc, 1);
+	row->holder = SPI_getvalue(tup, desc, 2);
+	row->controller = SPI_getvalue(tup, desc, 3);
+	row->held = DatumGetBool(SPI_getbinval(tup, desc, 4, &isnull));
+	row->priority = DatumGetInt32(SPI_getbinval(tup, desc, 5, &isnull));
+	row->queued_at = DatumGetTimestampTz(SPI_getbinval(tup, desc, 6, &isnull));
+	d = SPI_getbinval(tup, desc, 7, &isnull);
+	row->token = isnull ? 0 : DatumGetInt64(d);
+	d = SPI_getbinval(tup, desc, 8, &isnull);
+	row->granted_at = isnull ? row->queued_at : DatumGetTimestampTz(d);
+	d = SPI_getbinval(tup, desc, 9, &isnull);
+	row->lease_us = isnull ? 0 : Max(sync_interval_us(DatumGetIntervalP(d)), 1);
+	d = SPI_getbinval(tup, desc, 10, &isnull);
+	row->lease_expires = isnull ? 0 : DatumGetTimestampTz(d);
+	row->owner = DatumGetObjectId(SPI_getbinval(tup, desc, 11, &isnull));
+	row->request_id = DatumGetInt64(SPI_getbinval(tup, desc, 12, &isnull));
+	row->seq = DatumGetInt64(SPI_getbinval(tup, desc, 13, &isnull));
+	d = SPI_getbinval(tup, desc, 14, &isnull);
+	row->limit.limit = isnull ? -1 : DatumGetInt32(d);
+	d = SPI_getbinval(tup, desc, 15, &isnull);
+	row->admit_limit = isnull ? -1 : DatumGetInt32(d);
+	row->claim = DatumGetBool(SPI_getbinval(tup, desc, 16, &isnull));
+	d = SPI_getbinval(tup, desc, 17, &isnull);
+	row->limit.max_waiters = isnull ? -1 : DatumGetInt32(d);
+	row->limit.pattern_len = 0;
+	sync_limit_rate_of(tup, desc, 18, &row->limit);
+	d = SPI_getbinval(tup, desc, 20, &isnull);
+	row->slots = isnull ? 1 : DatumGetInt32(d);
+	d = SPI_getbinval(tup, desc, 21, &isnull);
+	row->shared = !isnull && DatumGetBool(d);
+	d = SPI_getbinval(tup, desc, 22, &isnull);
+	row->limit.best_effort = !isnull && DatumGetBool(d);
+	row->fair_key = SPI_getvalue(tup, desc, 23);
+	return row;
+}
+
+/*
+ * Every row of sync_state as of 'snapshot', in 'cxt'.  Caller is connected
+ * to SPI.
+ */
+static List *
+sync_state_rows_read(const SyncTables *t, const char *state,
+					 const char *limits, Snapshot snapshot, MemoryContext cxt)
+{
+	List	   *rows = NIL;
+	char	   *sql = sync_state_read_sql(t, state, limits);
+	int			rc;
+
+	rc = SPI_execute_snapshot(SPI_prepare(sql, 0, NULL), NULL, NULL, snapshot,
+							  InvalidSnapshot, true, false, 0);
+	if (rc != SPI_OK_SELECT)
+		elog(ERROR, "could not read sync_state: %s", SPI_result_code_string(rc));
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		MemoryContext old = MemoryContextSwitchTo(cxt);
+
+		rows = lappend(rows, sync_state_read_row(SPI_tuptable->vals[i],
+												 SPI_tuptable->tupdesc));
+		MemoryContextSwitchTo(old);
+	}
+	return rows;
+}
+
+/*
+ * Semaphores without a sync_limit row of their own take their limit from
+ * the pattern rows, read once (only if some row needs them).
+ */
+static void
+sync_state_pattern_limits(List *rows, Oid limit_relid)
+{
+	HTAB	   *patterns = NULL;
+	ListCell   *lc;
+
+	foreach(lc, rows)
+	{
+		SyncStateRow *row = (SyncStateRow *) lfirst(lc);
+
+		if (row->limit.limit >= 0 || strncmp(row->name, "sem/", 4) != 0)
+			continue;
+		if (patterns == NULL)
+			patterns = sync_limit_patterns(limit_relid);
+		sync_limit_match(patterns, row->name + 4, &row->limit);
+	}
+}
+
+/*
+ * Every row of sync_controller ('ctl') as of 'snapshot', in 'cxt'.  Caller
+ * is connected to SPI.
+ */
+static List *
+sync_controller_rows_read(const char *ctl, Snapshot snapshot,
+						  MemoryContext cxt)
+{
+	List	   *controllers = NIL;
+	char	   *sql = psprintf("SELECT controller, time FROM %s", ctl);
+	int			rc;
+
+	rc = SPI_execute_snapshot(SPI_prepare(sql, 0, NULL), NULL, NULL, snapshot,
+							  InvalidSnapshot, true, false, 0);
+	if (rc != SPI_OK_SELECT)
+		elog(ERROR, "could not read sync_controller: %s", SPI_result_code_string(rc));
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		MemoryContext old = MemoryContextSwitchTo(cxt);
+		SyncControllerRow *c = palloc0(sizeof(SyncControllerRow));
+		bool		isnull;
+
+		c->name = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
+		c->heartbeat = DatumGetTimestampTz(SPI_getbinval(SPI_tuptable->vals[i],
+														 SPI_tuptable->tupdesc, 2, &isnull));
+		controllers = lappend(controllers, c);
+		MemoryContextSwitchTo(old);
+	}
+	return controllers;
+}
+
+/*
  * Read every row of sync_state (held first, then in queue order, with the
  * semaphores' limits) and of sync_controller, with the latest snapshot.
  */
@@ -423,14 +577,10 @@ sync_state_read_all(List **controllers)
 	char	   *state;
 	char	   *limits;
 	char	   *ctl;
-	char	   *sql;
-	List	   *rows = NIL;
+	List	   *rows;
 	Snapshot	snapshot;
-	int			rc;
 	int			nestlevel;
 	MemoryContext cxt = CurrentMemoryContext;
-	HTAB	   *patterns = NULL;
-	ListCell   *lc;
 
 	const SyncTables *t = sync_tables(false);
 
@@ -449,101 +599,10 @@ sync_state_read_all(List **controllers)
 	snapshot = RegisterSnapshot(GetLatestSnapshot());
 	snapshot->curcid = FirstCommandId;
 
-	sql = psprintf("SELECT s.name, s.workflowkey, s.controller, s.held, s.priority, s.time, "
-				   "s.token, s.granted_at, s.lease, s.lease_expires, s.owner::pg_catalog.oid, "
-				   "s.request_id, s.seq, l.sizelimit, s.admit_limit, %s, %s, %s, %s, %s, %s "
-				   "FROM %s s LEFT JOIN %s l ON l.name OPERATOR(pg_catalog.=) "
-				   "pg_catalog.substr(s.name, 5) AND s.name OPERATOR(pg_catalog.~~) 'sem/%%' "
-				   "ORDER BY s.held DESC, s.priority DESC, s.time, s.seq",
-				   get_attnum(t->state, "claim") != InvalidAttrNumber ? "s.claim" : "false",
-				   sync_limit_cap_rate_columns(t->limit, "l"),
-				   get_attnum(t->state, "slots") != InvalidAttrNumber ?
-				   "s.slots" : "1",
-				   get_attnum(t->state, "mode") != InvalidAttrNumber ?
-				   "s.mode OPERATOR(pg_catalog.=) 'shared'" : "false",
-				   sync_limit_queueing_column(t->limit, "l"),
-				   get_attnum(t->state, "fair_key") != InvalidAttrNumber ?
-				   "s.fair_key" : "NULL::pg_catalog.text",
-				   state, limits);
-	rc = SPI_execute_snapshot(SPI_prepare(sql, 0, NULL), NULL, NULL, snapshot,
-							  InvalidSnapshot, true, false, 0);
-	if (rc != SPI_OK_SELECT)
-		elog(ERROR, "could not read sync_state: %s", SPI_result_code_string(rc));
-	for (uint64 i = 0; i < SPI_processed; i++)
-	{
-		HeapTuple	tup = SPI_tuptable->vals[i];
-		TupleDesc	desc = SPI_tuptable->tupdesc;
-		MemoryContext old = MemoryContextSwitchTo(cxt);
-		SyncStateRow *row = palloc0(sizeof(SyncStateRow));
-		bool		isnull;
-		Datum		d;
+	rows = sync_state_rows_read(t, state, limits, snapshot, cxt);
+	sync_state_pattern_limits(rows, t->limit);
+	*controllers = sync_controller_rows_read(ctl, snapshot, cxt);
 
-		row->name = SPI_getvalue(tup, desc, 1);
-		row->holder = SPI_getvalue(tup, desc, 2);
-		row->controller = SPI_getvalue(tup, desc, 3);
-		row->held = DatumGetBool(SPI_getbinval(tup, desc, 4, &isnull));
-		row->priority = DatumGetInt32(SPI_getbinval(tup, desc, 5, &isnull));
-		row->queued_at = DatumGetTimestampTz(SPI_getbinval(tup, desc, 6, &isnull));
-		d = SPI_getbinval(tup, desc, 7, &isnull);
-		row->token = isnull ? 0 : DatumGetInt64(d);
-		d = SPI_getbinval(tup, desc, 8, &isnull);
-		row->granted_at = isnull ? row->queued_at : DatumGetTimestampTz(d);
-		d = SPI_getbinval(tup, desc, 9, &isnull);
-		row->lease_us = isnull ? 0 : Max(sync_interval_us(DatumGetIntervalP(d)), 1);
-		d = SPI_getbinval(tup, desc, 10, &isnull);
-		row->lease_expires = isnull ? 0 : DatumGetTimestampTz(d);
-		row->owner = DatumGetObjectId(SPI_getbinval(tup, desc, 11, &isnull));
-		row->request_id = DatumGetInt64(SPI_getbinval(tup, desc, 12, &isnull));
-		row->seq = DatumGetInt64(SPI_getbinval(tup, desc, 13, &isnull));
-		d = SPI_getbinval(tup, desc, 14, &isnull);
-		row->limit.limit = isnull ? -1 : DatumGetInt32(d);
-		d = SPI_getbinval(tup, desc, 15, &isnull);
-		row->admit_limit = isnull ? -1 : DatumGetInt32(d);
-		row->claim = DatumGetBool(SPI_getbinval(tup, desc, 16, &isnull));
-		d = SPI_getbinval(tup, desc, 17, &isnull);
-		row->limit.max_waiters = isnull ? -1 : DatumGetInt32(d);
-		row->limit.pattern_len = 0;
-		sync_limit_rate_of(tup, desc, 18, &row->limit);
-		d = SPI_getbinval(tup, desc, 20, &isnull);
-		row->slots = isnull ? 1 : DatumGetInt32(d);
-		d = SPI_getbinval(tup, desc, 21, &isnull);
-		row->shared = !isnull && DatumGetBool(d);
-		d = SPI_getbinval(tup, desc, 22, &isnull);
-		row->limit.best_effort = !isnull && DatumGetBool(d);
-		row->fair_key = SPI_getvalue(tup, desc, 23);
-		rows = lappend(rows, row);
-		MemoryContextSwitchTo(old);
-	}
-
-	/* semaphores without a row of their own: the pattern rows, read once */
-	foreach(lc, rows)
-	{
-		SyncStateRow *row = (SyncStateRow *) lfirst(lc);
-
-		if (row->limit.limit >= 0 || strncmp(row->name, "sem/", 4) != 0)
-			continue;
-		if (patterns == NULL)
-			patterns = sync_limit_patterns(t->limit);
-		sync_limit_match(patterns, row->name + 4, &row->limit);
-	}
-
-	sql = psprintf("SELECT controller, time FROM %s", ctl);
-	rc = SPI_execute_snapshot(SPI_prepare(sql, 0, NULL), NULL, NULL, snapshot,
-							  InvalidSnapshot, true, false, 0);
-	if (rc != SPI_OK_SELECT)
-		elog(ERROR, "could not read sync_controller: %s", SPI_result_code_string(rc));
-	for (uint64 i = 0; i < SPI_processed; i++)
-	{
-		MemoryContext old = MemoryContextSwitchTo(cxt);
-		SyncControllerRow *c = palloc0(sizeof(SyncControllerRow));
-		bool		isnull;
-
-		c->name = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
-		c->heartbeat = DatumGetTimestampTz(SPI_getbinval(SPI_tuptable->vals[i],
-														 SPI_tuptable->tupdesc, 2, &isnull));
-		*controllers = lappend(*controllers, c);
-		MemoryContextSwitchTo(old);
-	}
 	UnregisterSnapshot(snapshot);
 	sync_search_path_restore(nestlevel);
 	SPI_finish();
