@@ -64,8 +64,10 @@ RESET statement_timeout;
 SELECT status FROM sync_request('mtx/st/k', 'st/h3');
 SELECT sync_release('mtx/st/k', 'st/h3');
 SELECT * FROM pg_temp.st WHERE lock_name = 'mtx/st/k';
-SELECT wait_max >= '40 ms' AS longest_is_the_cancel,
-       wait_total >= '90 ms' AS all_waits_summed,
+-- (statement_timeout counts from the statement's start, so the cancelled
+-- wait itself may be a little under 40 ms: the bounds leave 10 ms for it)
+SELECT wait_max >= '30 ms' AS longest_at_least_the_timeout,
+       wait_total >= '80 ms' AS all_waits_summed,
        wait_p99 >= wait_p50 AS ordered
   FROM sync_lock_stats WHERE lock_name = 'mtx/st/k';
 
