@@ -8,8 +8,9 @@
 # latency, to a LISTEN connection and to a blocked sync_wait (7), and its
 # launch-plan policies with a Flyte-style count-then-insert (8) and a
 # target slot hand-off latency (9), the capacity model's cost (10),
-# rate-limited grants (11), best-effort queueing's slot utilisation (12)
-# and the cost of per-lock statistics (13).  Contenders are interleaved
+# rate-limited grants (11), best-effort queueing's slot utilisation (12),
+# the cost of per-lock statistics (13) and server instructions per call
+# under callgrind (14).  Contenders are interleaved
 # within the run (A, B, A, B, ...) so machine noise hits all of them; the
 # median of each contender is reported.  Comparisons 10 and 13, whose
 # contenders differ by a few percent at most, go further: they share one
@@ -26,6 +27,8 @@
 #                         add_summary, a row of the summary table
 #   bench/lib/keyed.sh    helpers of the keyed and launch-plan comparisons
 #   bench/lib/report.sh   write_report, the report
+#   bench/lib/callgrind.sh  instructions per call in a stand-alone backend
+#                         under callgrind (comparison 14)
 #   bench/cmp/NN_*.sh     comparison NN, one file each, run in the order of
 #                         NN; it defines cmpN_run (runs the comparison when
 #                         BENCH_ONLY selects it and adds its summary rows, "not
@@ -40,7 +43,7 @@
 # add a comparison.
 #
 # Environment:
-#   BENCH_ONLY         comparisons to run: "all" (default), "engine" (1-4, 10-13),
+#   BENCH_ONLY         comparisons to run: "all" (default), "engine" (1-4, 10-14),
 #                      "keyed" (5-7), "launch" (8-9) or numbers, e.g. "5 7"
 #                      or "1,5"; the others are reported as not run.  A
 #                      partial run writes its report to
@@ -62,6 +65,8 @@
 #   BENCH_KEYED_HANDOFFS  hand-offs per round in comparison 7 (default 1000)
 #   BENCH_LAUNCH_HANDOFFS hand-offs per round in comparison 9 (default 1000)
 #   BENCH_WARMUP       seconds of unrecorded warm-up per contender (default 2)
+#   BENCH_CALLGRIND_N  pairs of the shorter run of comparison 14 (default
+#                      1000; the longer runs three times as many)
 #   BENCH_SKIP_SYNCWF  1: do not build or load syncwf; run only the advisory
 #                      contenders (to test this script); the report goes to
 #                      .bench/benchmarks.md instead of docs/
@@ -114,7 +119,7 @@ RUN=" "
 for w in ${BENCH_ONLY//,/ }; do
     case $w in
     all) RUN+="${CMPS[*]} " ;;
-    engine) RUN+="1 2 3 4 10 11 12 13 " ;;
+    engine) RUN+="1 2 3 4 10 11 12 13 14 " ;;
     keyed) RUN+="5 6 7 " ;;
     launch) RUN+="8 9 " ;;
     *)
@@ -177,6 +182,8 @@ source "$ROOT/bench/lib/measure.sh"
 source "$ROOT/bench/lib/keyed.sh"
 # shellcheck source=bench/lib/report.sh
 source "$ROOT/bench/lib/report.sh"
+# shellcheck source=bench/lib/callgrind.sh
+source "$ROOT/bench/lib/callgrind.sh"
 for f in "${CMP_FILES[@]}"; do
     # shellcheck source=/dev/null
     source "$f"
