@@ -1069,7 +1069,10 @@ sub retake
 		next if check_sql($c, "SELECT EXISTS (SELECT 1 FROM sync_locks WHERE lock_name = $l)", 'sync_locks') ne 'f';
 		if ($n =~ m{^sem/(.*)$}s)
 		{
-			my $r = run($c, 'INSERT INTO sync_limit VALUES (' . lit($1) . ', 1) ON CONFLICT (name) DO UPDATE SET sizelimit = 1')->[0];
+			# limit 1 and nothing else: a rate the run left on the row
+			# (one token an hour) must not pass for a leaked slot
+			my $r = run($c, 'INSERT INTO sync_limit VALUES (' . lit($1) . ', 1) ON CONFLICT (name) DO UPDATE SET sizelimit = 1, '
+				  . 'max_waiters = NULL, rate_limit = NULL, rate_period = NULL, queueing = NULL')->[0];
 			next if first_error($r);    # a name the table's CHECK refuses: never a semaphore with a limit
 		}
 		my $got = check_sql($c, "SELECT sync_try_acquire($l) IS NOT NULL", "$db: taking $n again");
@@ -1169,6 +1172,12 @@ sub record
 			  || ($sev eq 'FATAL' && !($st eq '57P01' && $s->{terminated}))
 			  || ($sev eq 'WARNING' && $msg =~ /leak|not closed|still referenced|unpinned/i);
 		}
+		# a transaction hold taken in an open transaction lasts until its
+		# end: state of that kind built up, whether or not a check saw it
+		$max_seen{transaction} ||= 1
+		  if $state eq 'ok' && $s->{tx}
+		  && $stmts->[$k] =~ /\bsync_(?:try_)?acquire_xact\(/
+		  && ($r->{out} // '') =~ /\d/;
 		if ($s->{tx})
 		{
 			if ($stmts->[$k] =~ /^(COMMIT|ROLLBACK|PREPARE TRANSACTION)\b/ && $stmts->[$k] !~ /^ROLLBACK TO/)
