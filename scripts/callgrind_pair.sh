@@ -10,7 +10,9 @@
 # pkglibdir), it installs it in turn, then runs a stand-alone backend
 # (postgres --single, syncwf preloaded, in a throwaway data directory) under
 # callgrind twice, with N and 3N prepared EXECUTEs of sync_acquire('mtx/b/x')
-# followed by sync_release('mtx/b/x') (one existing session mutex), and
+# followed by sync_release('mtx/b/x') (one existing session mutex, each
+# statement its own transaction, as pgbench runs them; bench/lib/callgrind.sh
+# has the runner and the statements, shared with make bench's comparison 14), and
 # prints the marginal instructions per pair, (I(3N) - I(N)) / 2N, which
 # leaves out start-up and the first use of the lock. It does the same for
 # pg_advisory_lock/pg_advisory_unlock and for a trivial pair of
@@ -39,6 +41,7 @@ is_root || die "run as root: the libraries are installed in $LIBDIR"
 ensure_pg_user
 
 WORK="$(mktemp -d /tmp/syncwf-callgrind.XXXXXX)"
+chown "$PG_OS_USER:" "$WORK"
 cp "$LIBDIR/syncwf.so" "$WORK/installed.so"
 trap 'cp "$WORK/installed.so" "$LIBDIR/syncwf.so"; rm -rf "$WORK"' EXIT
 cg_init "$WORK/cg"
