@@ -11,31 +11,13 @@
  */
 #include "postgres.h"
 
-#include "access/genam.h"
-#include "access/htup_details.h"
-#include "access/stratnum.h"
-#include "access/table.h"
-#include "access/xact.h"
-#include "catalog/indexing.h"
-#include "catalog/namespace.h"
-#include "catalog/pg_class.h"
-#include "catalog/pg_extension.h"
-#include "commands/extension.h"
-#include "executor/executor.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
-#include "utils/acl.h"
 #include "utils/builtins.h"
-#include "utils/fmgroids.h"
 #include "utils/guc.h"
-#include "utils/inval.h"
 #include "utils/lsyscache.h"
-#include "utils/rel.h"
-#include "utils/syscache.h"
-#include "utils/timestamp.h"
 
 #include "core/core.h"
-
 
 /*
  * Prepare 'sql' and keep the plan for the life of the backend, freeing
