@@ -23,8 +23,9 @@ OBJS         = src/core/client_wait.o src/core/guc.o src/core/holder_wakeups.o \
                src/engine/backend_holds.o src/engine/deadlock.o \
                src/engine/fair_weights.o src/engine/grant_rules.o \
                src/engine/lock_table.o src/engine/outbox.o \
-               src/engine/queue_order.o src/engine/rate_limits.o \
-               src/engine/request.o src/engine/sem_limits.o src/engine/stats.o \
+               src/engine/queue_order.o src/engine/queue_rank.o \
+               src/engine/rate_limits.o src/engine/request.o \
+               src/engine/sem_limits.o src/engine/stats.o \
                src/engine/stats_persist.o src/engine/wait_queue.o \
                src/engine/worker_deadlines.o \
                src/keyed/controllers.o src/keyed/holder_table.o \

@@ -9,8 +9,9 @@
 # launch-plan policies with a Flyte-style count-then-insert (8) and a
 # target slot hand-off latency (9), the capacity model's cost (10),
 # rate-limited grants (11), best-effort queueing's slot utilisation (12),
-# the cost of per-lock statistics (13) and server instructions per call
-# under callgrind (14).  Contenders are interleaved
+# the cost of per-lock statistics (13), server instructions per call
+# under callgrind (14) and keyed requests joining a queue 1,000 and
+# 1,000,000 deep (15).  Contenders are interleaved
 # within the run (A, B, A, B, ...) so machine noise hits all of them; the
 # median of each contender is reported.  Comparisons 10 and 13, whose
 # contenders differ by a few percent at most, go further: they share one
@@ -44,7 +45,7 @@
 #
 # Environment:
 #   BENCH_ONLY         comparisons to run: "all" (default), "engine" (1-4, 10-14),
-#                      "keyed" (5-7), "launch" (8-9) or numbers, e.g. "5 7"
+#                      "keyed" (5-7, 15), "launch" (8-9) or numbers, e.g. "5 7"
 #                      or "1,5"; the others are reported as not run.  A
 #                      partial run writes its report to
 #                      $BENCH_DIR/benchmarks.md unless
@@ -65,6 +66,8 @@
 #   BENCH_KEYED_HANDOFFS  hand-offs per round in comparison 7 (default 1000)
 #   BENCH_LAUNCH_HANDOFFS hand-offs per round in comparison 9 (default 1000)
 #   BENCH_WARMUP       seconds of unrecorded warm-up per contender (default 2)
+#   BENCH_DEPTH        requests of the deep queue of comparison 15 (default
+#                      1000000)
 #   BENCH_CALLGRIND_N  pairs of the shorter run of comparison 14 (default
 #                      1000; the longer runs three times as many)
 #   BENCH_SKIP_SYNCWF  1: do not build or load syncwf; run only the advisory
@@ -120,7 +123,7 @@ for w in ${BENCH_ONLY//,/ }; do
     case $w in
     all) RUN+="${CMPS[*]} " ;;
     engine) RUN+="1 2 3 4 10 11 12 13 14 " ;;
-    keyed) RUN+="5 6 7 " ;;
+    keyed) RUN+="5 6 7 15 " ;;
     launch) RUN+="8 9 " ;;
     *)
         [[ $w =~ ^[1-9][0-9]*$ && " ${CMPS[*]} " == *" $w "* ]] ||
@@ -147,7 +150,7 @@ KEYED_SEMS=1000       # comparison 5: semaphores sem/bench/k1..k<N>
 KEYED_LIMIT=2         # ... and their limit
 MAX_LOCKS=1100000
 MAX_ENTRIES=1200000
-MAX_HOLDERS=300000
+MAX_HOLDERS=1100000   # comparison 15 queues 1,000,000 holder keys
 # (the sizes of a single comparison are in its file in bench/cmp/)
 
 for v in BENCH_SECONDS BENCH_ROUNDS BENCH_HANDOFFS BENCH_LAT_ROUNDS BENCH_WARMUP BENCH_KEYED_HANDOFFS BENCH_LAUNCH_HANDOFFS; do

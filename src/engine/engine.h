@@ -175,6 +175,8 @@ typedef struct SyncLock
 	dlist_head	waiters;		/* SyncEntry, in queue order */
 	dlist_head	dormant;		/* pending entries of inactive controllers,
 								 * in queue order */
+	int32		rank_root;		/* root of the waiters' order-statistic
+								 * tree (queue_rank.c), or SYNC_ENTRY_NONE */
 	SyncStats  *stats;			/* its row of sync_lock_stats (stats.c),
 								 * from the first count until it leaves the
 								 * table; NULL before */
@@ -207,6 +209,17 @@ typedef struct SyncEntry
 	uint8		state;			/* SyncEntryState */
 	uint8		scope;			/* SyncScope */
 	int32		next_free;		/* pool free-list link, when FREE */
+
+	/*
+	 * Pending only: its node in the lock's order-statistic tree
+	 * (queue_rank.c owns these): entry numbers (sync_entry_index()), or
+	 * SYNC_ENTRY_NONE.
+	 */
+	int32		rank_parent;
+	int32		rank_left;
+	int32		rank_right;
+	int32		rank_size;		/* entries in its subtree, itself included */
+	uint32		rank_heap;		/* the treap's heap priority */
 
 	/*
 	 * Keyed entries only (scope SYNC_SCOPE_KEYED; pid and procno are 0/-1).
@@ -591,6 +604,7 @@ extern void sync_entry_set_fair(SyncEntry *e, const char *fair_key, int32 weight
 extern void sync_queue_insert(SyncLock *lock, SyncEntry *entry);
 extern void sync_dormant_insert(SyncLock *lock, SyncEntry *entry);
 extern int	sync_queue_position(SyncEntry *entry);
+extern void sync_queue_remove(SyncEntry *e);
 extern void sync_holder_link(SyncLock *lock, SyncEntry *e);
 extern void sync_holder_unlink(SyncEntry *e);
 extern void sync_waiter_unlink(SyncEntry *e, SyncWaitEnd how);

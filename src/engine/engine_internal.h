@@ -51,6 +51,26 @@ extern void sync_lock_rate_done(SyncLock *lock);
 extern HTAB *sync_lock_hash(void);
 
 /*
+ * Entries by number: the pool is one array, and an entry's number is its
+ * place in it, the same in every backend (links between entries that must
+ * not be pointers use these).
+ */
+#define SYNC_ENTRY_NONE		(-1)
+extern SyncEntry *sync_entry_pool;
+
+static inline SyncEntry *
+sync_entry_at(int32 i)
+{
+	return i == SYNC_ENTRY_NONE ? NULL : &sync_entry_pool[i];
+}
+
+static inline int32
+sync_entry_index(const SyncEntry *e)
+{
+	return e == NULL ? SYNC_ENTRY_NONE : (int32) (e - sync_entry_pool);
+}
+
+/*
  * deadlock.c: Waits-for cycles through syncwf's waits and PostgreSQL's
  * heavyweight locks.
  */
@@ -84,6 +104,18 @@ extern bool sync_entry_precedes(const SyncEntry *a, const SyncEntry *b);
 extern void sync_fair_retag(SyncLock *lock);
 extern SyncEntry *sync_queue_over_cap(SyncEntry *first);
 extern void sync_queue_unlink(SyncEntry *first);
+
+/*
+ * queue_rank.c: The order-statistic tree of a lock's queue.
+ */
+
+extern void sync_rank_insert(SyncLock *lock, SyncEntry *e, SyncEntry *prev);
+extern void sync_rank_remove(SyncLock *lock, SyncEntry *e);
+extern int	sync_rank_position(const SyncEntry *e);
+extern SyncEntry *sync_rank_last_at_least(SyncLock *lock, int32 priority);
+#ifdef USE_ASSERT_CHECKING
+extern bool sync_rank_check(SyncLock *lock);
+#endif
 
 /*
  * rate_limits.c: The token bucket of a rate-limited semaphore.

@@ -51,7 +51,7 @@
 #include "engine/engine_internal.h"
 
 SyncShmem  *sync_shmem = NULL;
-static SyncEntry *SyncEntries = NULL;
+SyncEntry  *sync_entry_pool = NULL;
 static HTAB *SyncLockHash = NULL;
 static SyncEntryFreeHook entry_free_hook = NULL;
 
@@ -106,7 +106,7 @@ sync_lock_table_shmem_init(void)
 	HASHCTL		info;
 
 	sync_shmem = ShmemInitStruct("syncwf lock table", sizeof(SyncShmem), &found_state);
-	SyncEntries = ShmemInitStruct("syncwf entries", sync_entries_size(),
+	sync_entry_pool = ShmemInitStruct("syncwf entries", sync_entries_size(),
 								  &found_entries);
 
 	if (!found_state)
@@ -136,9 +136,9 @@ sync_lock_table_shmem_init(void)
 		{
 			SyncPoolList *list = &sync_shmem->pool[i % SYNC_POOL_LISTS].list;
 
-			memset(&SyncEntries[i], 0, sizeof(SyncEntry));
-			SyncEntries[i].state = SYNC_ENTRY_FREE;
-			SyncEntries[i].next_free = list->head;
+			memset(&sync_entry_pool[i], 0, sizeof(SyncEntry));
+			sync_entry_pool[i].state = SYNC_ENTRY_FREE;
+			sync_entry_pool[i].next_free = list->head;
 			list->head = i;
 			list->nfree++;
 		}
@@ -437,6 +437,7 @@ sync_lock_create(const SyncLockTag *tag, uint32 hashcode, bool *found)
 	dlist_init(&lock->holders);
 	dlist_init(&lock->waiters);
 	dlist_init(&lock->dormant);
+	lock->rank_root = SYNC_ENTRY_NONE;
 	lock->stats = NULL;			/* attached at its first count */
 	return lock;
 }
@@ -540,7 +541,7 @@ sync_entry_alloc(void)
 			SpinLockAcquire(&list->mutex);
 			if (list->head >= 0)
 			{
-				entry = &SyncEntries[list->head];
+				entry = &sync_entry_pool[list->head];
 				list->head = entry->next_free;
 				list->nfree--;
 			}
@@ -571,6 +572,8 @@ sync_entry_alloc(void)
 		entry->shared = false;
 		entry->slots = 1;
 		entry->passes = 0;
+		entry->rank_parent = entry->rank_left = entry->rank_right = SYNC_ENTRY_NONE;
+		entry->rank_size = 0;
 	}
 	return entry;
 }
@@ -579,7 +582,7 @@ sync_entry_alloc(void)
 void
 sync_entry_free(SyncEntry *entry)
 {
-	int			index = entry - SyncEntries;
+	int			index = entry - sync_entry_pool;
 	SyncPoolList *list;
 
 	Assert(index >= 0 && index < sync_max_entries);

@@ -67,12 +67,12 @@ sync_holder_unlink(SyncEntry *e)
 }
 
 /*
- * Take a pending or dormant entry out of its lock's queue or dormant list
- * without a grant: its wait ended as 'how' says (for the statistics).
- * Caller holds the partition exclusively.
+ * Take a pending or dormant entry out of its lock's queue or dormant list,
+ * keeping the counts and the queue's tree; its state is the caller's to
+ * set.  Caller holds the partition exclusively.
  */
 void
-sync_waiter_unlink(SyncEntry *e, SyncWaitEnd how)
+sync_queue_remove(SyncEntry *e)
 {
 	SyncLock   *lock = e->lock;
 
@@ -80,10 +80,29 @@ sync_waiter_unlink(SyncEntry *e, SyncWaitEnd how)
 	Assert(e->state == SYNC_ENTRY_PENDING || e->state == SYNC_ENTRY_DORMANT);
 	dlist_delete_thoroughly(&e->lock_link);
 	if (e->state == SYNC_ENTRY_PENDING)
+	{
+		Assert(lock->nwaiting > 0);
 		lock->nwaiting--;
+		sync_rank_remove(lock, e);
+	}
 	else
+	{
+		Assert(lock->ndormant > 0);
 		lock->ndormant--;
-	sync_stats_wait_ended(sync_lock_stats(lock), how, e->since);
+	}
+	Assert(sync_rank_check(lock));
+}
+
+/*
+ * Take a pending or dormant entry out of its lock's queue or dormant list
+ * without a grant: its wait ended as 'how' says (for the statistics).
+ * Caller holds the partition exclusively.
+ */
+void
+sync_waiter_unlink(SyncEntry *e, SyncWaitEnd how)
+{
+	sync_queue_remove(e);
+	sync_stats_wait_ended(sync_lock_stats(e->lock), how, e->since);
 }
 
 /* Are a and b entries of the same fair key? */
@@ -134,9 +153,9 @@ sync_fair_next_tag(const SyncEntry *e)
 }
 
 /*
- * Insert into an ordered list.  Newcomers usually belong at the tail, so
- * search from there; one that goes before the head (a higher priority) is
- * placed at once, whatever the length of the queue.
+ * Insert into the dormant list, which is in order.  Newcomers usually
+ * belong at the tail, so search from there; one that goes before the head
+ * (a higher priority) is placed at once, whatever the length of the list.
  */
 static void
 sync_ordered_insert(dlist_head *list, SyncEntry *entry,
@@ -188,6 +207,7 @@ sync_queue_merge(SyncLock *lock, SyncEntry *from, dlist_head *moved)
 			cur = next;
 		}
 		dlist_insert_after(cur, node);
+		sync_rank_insert(lock, m, dlist_container(SyncEntry, lock_link, cur));
 		cur = node;
 	}
 }
@@ -223,18 +243,44 @@ sync_fair_retag_after(SyncLock *lock, SyncEntry *from)
 		e->fair_retag = false;
 		tag = sync_fair_next_tag(e);
 		dlist_delete(next);
+		sync_rank_remove(lock, e);
 		dlist_push_tail(&moved, next);
 	}
 	sync_queue_merge(lock, from, &moved);
 }
 
 /*
+ * Link pending entry e into its lock's queue right after 'prev' (NULL: at
+ * the front), and into the queue's tree.
+ */
+static void
+sync_queue_link_after(SyncLock *lock, SyncEntry *e, SyncEntry *prev)
+{
+	if (prev == NULL)
+		dlist_push_head(&lock->waiters, &e->lock_link);
+	else
+		dlist_insert_after(&prev->lock_link, &e->lock_link);
+	sync_rank_insert(lock, e, prev);
+}
+
+/* The entry before e in its lock's queue, or NULL at the front. */
+static inline SyncEntry *
+sync_queue_prev(SyncLock *lock, SyncEntry *e)
+{
+	if (!dlist_has_prev(&lock->waiters, &e->lock_link))
+		return NULL;
+	return dlist_container(SyncEntry, lock_link,
+						   dlist_prev_node(&lock->waiters, &e->lock_link));
+}
+
+/*
  * Tag a pending entry and put it into its lock's queue (see the fair
- * queueing rule at the top of this file).  One walk from the tail finds
- * the entry's predecessor of its key, or failing that the head of its
- * priority; with one key in the queue, that is the tail.  One that goes
- * before the head (a higher priority) is placed at once, whatever the
- * length of the queue, as sync_ordered_insert() places it.
+ * queueing rule at the top of this file).  The queue's tree finds the last
+ * entry of the newcomer's priority or a higher one (queue_rank.c), so the
+ * lower priorities behind cost nothing; from there one walk back through
+ * its own priority finds the entry's predecessor of its key, or failing
+ * that the head of its priority (with one key in the queue, that is the
+ * first entry looked at), and then its place.
  */
 static void
 sync_fair_insert(SyncLock *lock, SyncEntry *entry)
@@ -242,26 +288,20 @@ sync_fair_insert(SyncLock *lock, SyncEntry *entry)
 	SyncEntry  *last = NULL;	/* of its key and priority, before it */
 	SyncEntry  *later = NULL;	/* ... after it: the earliest */
 	SyncEntry  *head = NULL;	/* of its priority */
-	dlist_iter	iter;
+	SyncEntry  *band_end = sync_rank_last_at_least(lock, entry->priority);
+	SyncEntry  *prev;
 
-	if (dlist_is_empty(&lock->waiters) ||
-		entry->priority > dlist_head_element(SyncEntry, lock_link,
-											 &lock->waiters)->priority)
+	entry->fair_retag = false;
+	if (band_end == NULL)
 	{
-		/* the first of its priority: at the head, whatever the queue's length */
+		/* the first of its priority and before every other: the front */
 		entry->fair_tag = 0;
-		entry->fair_retag = false;
-		dlist_push_head(&lock->waiters, &entry->lock_link);
+		sync_queue_link_after(lock, entry, NULL);
 		return;
 	}
-	dlist_reverse_foreach(iter, &lock->waiters)
+	for (SyncEntry *o = band_end; o != NULL && o->priority == entry->priority;
+		 o = sync_queue_prev(lock, o))
 	{
-		SyncEntry  *o = dlist_container(SyncEntry, lock_link, iter.cur);
-
-		if (o->priority < entry->priority)
-			continue;
-		if (o->priority > entry->priority)
-			break;
 		head = o;
 		if (sync_same_fair_key(o, entry))
 		{
@@ -277,8 +317,12 @@ sync_fair_insert(SyncLock *lock, SyncEntry *entry)
 		entry->fair_tag = sync_fair_next_tag(last);
 	else
 		entry->fair_tag = (head != NULL) ? head->fair_tag : 0;
-	entry->fair_retag = false;
-	sync_ordered_insert(&lock->waiters, entry, sync_entry_precedes);
+
+	/* its place: after the last entry of its band that precedes it */
+	prev = band_end;
+	while (prev != NULL && !sync_entry_precedes(prev, entry))
+		prev = sync_queue_prev(lock, prev);
+	sync_queue_link_after(lock, entry, prev);
 	if (later != NULL)
 		sync_fair_retag_after(lock, entry);
 }
@@ -350,6 +394,7 @@ sync_queue_insert(SyncLock *lock, SyncEntry *entry)
 	entry->state = SYNC_ENTRY_PENDING;
 	lock->nwaiting++;
 	sync_fair_insert(lock, entry);
+	Assert(sync_rank_check(lock));
 }
 
 /*
@@ -406,17 +451,7 @@ sync_queue_unlink(SyncEntry *first)
 
 	do
 	{
-		SyncLock   *lock = e->lock;
-
-		Assert(sync_partition_held(lock->hashcode, true));
-		if (e->state == SYNC_ENTRY_PENDING)
-			lock->nwaiting--;
-		else
-		{
-			Assert(e->state == SYNC_ENTRY_DORMANT);
-			lock->ndormant--;
-		}
-		dlist_delete_thoroughly(&e->lock_link);
+		sync_queue_remove(e);
 		e->state = SYNC_ENTRY_FREE;
 		e = e->next_in_request;
 	} while (e != first);
@@ -424,22 +459,14 @@ sync_queue_unlink(SyncEntry *first)
 
 /*
  * 1-based position of a pending entry in its queue; 0 if not queued.
- * Caller holds its partition.
+ * O(log n) in the queue's length (queue_rank.c).  Caller holds its
+ * partition.
  */
 int
 sync_queue_position(SyncEntry *entry)
 {
-	dlist_iter	iter;
-	int			pos = 0;
-
 	Assert(sync_partition_held(entry->lock->hashcode, false));
 	if (entry->state != SYNC_ENTRY_PENDING)
 		return 0;
-	dlist_foreach(iter, &entry->lock->waiters)
-	{
-		pos++;
-		if (dlist_container(SyncEntry, lock_link, iter.cur) == entry)
-			return pos;
-	}
-	return 0;
+	return sync_rank_position(entry);
 }

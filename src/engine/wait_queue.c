@@ -94,11 +94,7 @@ sync_request_grant(SyncEntry *entry, SyncGrantHow how)
 		if (lock->best_effort)
 			sync_count_passes(lock, e);
 		if (e->state == SYNC_ENTRY_PENDING)
-		{
-			Assert(lock->nwaiting > 0);
-			dlist_delete_thoroughly(&e->lock_link);
-			lock->nwaiting--;
-		}
+			sync_queue_remove(e);
 		Assert(dlist_node_is_detached(&e->lock_link));
 		sync_stats_granted(sync_lock_stats(lock), how == SYNC_GRANT_WAITED,
 						   e->since, now);
@@ -341,11 +337,7 @@ sync_waiting_to_held(SyncEntry *e, uint64 token, TimestampTz since)
 	SyncLock   *lock = e->lock;
 
 	Assert(e->state == SYNC_ENTRY_PENDING || e->state == SYNC_ENTRY_DORMANT);
-	if (e->state == SYNC_ENTRY_PENDING)
-		lock->nwaiting--;
-	else
-		lock->ndormant--;
-	dlist_delete_thoroughly(&e->lock_link);
+	sync_queue_remove(e);
 	sync_stats_granted(sync_lock_stats(lock), true, e->since, since);
 	e->state = SYNC_ENTRY_HELD;
 	e->token = token;

@@ -238,17 +238,11 @@ sync_move_entries(SyncLock *lock, int slot, bool activate)
 		if (e->controller != slot)
 			continue;
 		Assert(e->state == (activate ? SYNC_ENTRY_DORMANT : SYNC_ENTRY_PENDING));
-		dlist_delete_thoroughly(&e->lock_link);
+		sync_queue_remove(e);
 		if (activate)
-		{
-			lock->ndormant--;
 			sync_queue_insert(lock, e);
-		}
 		else
-		{
-			lock->nwaiting--;
 			sync_dormant_insert(lock, e);
-		}
 		moved++;
 	}
 	return moved;

@@ -272,11 +272,7 @@ sync_apply_resort(KeyedOp *op)
 				SyncLock   *lock = e->lock;
 				bool		dormant = (e->state == SYNC_ENTRY_DORMANT);
 
-				dlist_delete_thoroughly(&e->lock_link);
-				if (dormant)
-					lock->ndormant--;
-				else
-					lock->nwaiting--;
+				sync_queue_remove(e);
 				e->priority = op->priority;
 				if (dormant)
 					sync_dormant_insert(lock, e);
