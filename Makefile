@@ -20,7 +20,8 @@ OBJS         = src/core/client_wait.o src/core/guc.o src/core/holder_wakeups.o \
                src/core/owner_statements.o src/core/privileges.o \
                src/core/table_lookup.o src/core/table_rows.o \
                src/core/tokens.o \
-               src/engine/backend_holds.o src/engine/deadlock.o \
+               src/engine/backend_holds.o src/engine/backend_wait.o \
+               src/engine/deadlock.o \
                src/engine/fair_weights.o src/engine/grant_rules.o \
                src/engine/lock_table.o src/engine/outbox.o \
                src/engine/queue_order.o src/engine/queue_rank.o \

@@ -88,14 +88,20 @@ SELECT sync_release('mtx/st/a');
 SELECT imm FROM pg_temp.st WHERE lock_name = 'mtx/st/a';
 RESET syncwf.track_stats;
 
--- reset one row: a lock that is not in the lock table loses its row, one
--- that is (a cached semaphore) keeps a zeroed row with a new reset time
+-- reset one row: a lock that nobody holds or waits for loses its row
+-- (mtx/st/a, sem/st/pool), one in use keeps a zeroed row with a new reset
+-- time
 SELECT sync_stats_reset('mtx/st/a') <= now() + '1 s' AS reset;
 SELECT * FROM pg_temp.st;
+SELECT sync_acquire('sem/st/pool') > 0 AS granted;
 SELECT sync_stats_reset('sem/st/pool') IS NOT NULL AS reset;
 SELECT * FROM pg_temp.st WHERE lock_name = 'sem/st/pool';
 SELECT stats_reset > now() - interval '1 min' AS reset_time_is_new
   FROM sync_lock_stats WHERE lock_name = 'sem/st/pool';
+SELECT sync_release('sem/st/pool');
+-- ... and once nobody uses it, a reset removes it
+SELECT sync_stats_reset('sem/st/pool') IS NOT NULL AS reset;
+SELECT count(*) FROM pg_temp.st WHERE lock_name = 'sem/st/pool';
 -- a name that has no row: nothing to do
 SELECT sync_stats_reset('mtx/st/never') IS NOT NULL AS reset;
 -- bad names

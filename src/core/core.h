@@ -91,11 +91,17 @@ typedef struct SyncLockTag
 } SyncLockTag;
 
 static inline uint32
+sync_lock_name_hash(Oid dbid, const char *name)
+{
+	return hash_combine(hash_bytes_uint32((uint32) dbid),
+						hash_bytes((const unsigned char *) name,
+								   strnlen(name, SYNC_NAME_BUFLEN)));
+}
+
+static inline uint32
 sync_lock_tag_hash(const SyncLockTag *tag)
 {
-	return hash_combine(hash_bytes_uint32((uint32) tag->dbid),
-						hash_bytes((const unsigned char *) tag->name,
-								   strnlen(tag->name, sizeof(tag->name))));
+	return sync_lock_name_hash(tag->dbid, tag->name);
 }
 
 /* 0 if a and b are the same lock (dynahash's match convention) */
@@ -162,6 +168,16 @@ extern bool sync_pattern_next_candidate(SyncPatternCandidate *c);
 extern Datum sync_pattern_candidate_array(const char *key);
 
 extern SyncLockKind sync_parse_lock_name(const char *name);
+
+/*
+ * The kind of a lock name already checked by sync_parse_lock_name() (it
+ * starts with "mtx/" or "sem/"), without checking it again.
+ */
+static inline SyncLockKind
+sync_lock_kind(const char *name)
+{
+	return name[0] == 'm' ? SYNC_KIND_MUTEX : SYNC_KIND_SEMAPHORE;
+}
 extern bool sync_lock_is_launch_plan(const char *name);
 extern void sync_check_key(const char *key, const char *what);
 extern void sync_check_fair_key(const char *key);

@@ -1,9 +1,10 @@
 /*-------------------------------------------------------------------------
  *
  * backend_holds.c
- *		This backend's holds: acquiring (with or without waiting), releasing,
- *		and letting go of everything at transaction end, at savepoint
- *		rollback and at backend exit.
+ *		This backend's holds: acquiring (with or without waiting; the wait
+ *		itself is backend_wait.c's), releasing, and letting go of
+ *		everything at transaction end, at savepoint rollback and at backend
+ *		exit.
  *
  * Each backend keeps a local hash of the locks it holds, name -> shared
  * entry.  Only the owning backend frees its entries, so the pointers stay
@@ -24,20 +25,23 @@
 #include "postgres.h"
 
 #include "access/xact.h"
-#include "common/int.h"
 #include "miscadmin.h"
 #include "storage/ipc.h"
-#include "storage/proc.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
-#include "utils/timestamp.h"
-#include "utils/wait_event.h"
 
 #include "engine/engine_internal.h"
 
+/*
+ * A lock this backend holds, or is asking for.  The local hash hashes a
+ * name as the lock table hashes its tag in this database
+ * (sync_lock_name_hash()), so that a request looks its locks up here with
+ * the hash codes it has already (AcquireRequest.hashes).
+ */
 typedef struct LocalHold
 {
 	char		name[SYNC_NAME_BUFLEN]; /* hash key */
+	uint32		hash;			/* its hash code */
 	SyncEntry  *entry;			/* NULL while the request is being made */
 	SyncScope	scope;
 	SubTransactionId subid;		/* transaction scope: who acquired it */
@@ -50,6 +54,32 @@ static int	n_xact_holds = 0;
 static SyncEntry *waiting_entry = NULL;
 
 static void sync_backend_exit(int code, Datum arg);
+
+static uint32
+local_hold_hash(const void *key, Size keysize)
+{
+	return sync_lock_name_hash(MyDatabaseId, key);
+}
+
+static int
+local_hold_match(const void *key1, const void *key2, Size keysize)
+{
+	return strncmp(key1, key2, keysize);
+}
+
+static void *
+local_hold_keycopy(void *dest, const void *src, Size keysize)
+{
+	strlcpy(dest, src, keysize);
+	return dest;
+}
+
+/* Look a lock up in the local hash by the hash code a request has for it. */
+static inline LocalHold *
+local_hold_search(const char *name, uint32 hash, HASHACTION action, bool *found)
+{
+	return hash_search_with_hash_value(local_holds, name, hash, action, found);
+}
 
 /*
  * First use in this backend: the local hash and the exit hook.  Called by
@@ -66,9 +96,13 @@ sync_holds_setup(void)
 	memset(&ctl, 0, sizeof(ctl));
 	ctl.keysize = SYNC_NAME_BUFLEN;
 	ctl.entrysize = sizeof(LocalHold);
+	ctl.hash = local_hold_hash;
+	ctl.match = local_hold_match;
+	ctl.keycopy = local_hold_keycopy;
 	ctl.hcxt = TopMemoryContext;
 	local_holds = hash_create("syncwf local holds", 64, &ctl,
-							  HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
+							  HASH_ELEM | HASH_FUNCTION | HASH_COMPARE |
+							  HASH_KEYCOPY | HASH_CONTEXT);
 	before_shmem_exit(sync_backend_exit, (Datum) 0);
 }
 
@@ -94,7 +128,7 @@ sync_forget_local(LocalHold *hold)
 {
 	if (hold->scope == SYNC_SCOPE_XACT && hold->entry != NULL)
 		n_xact_holds--;
-	hash_search(local_holds, hold->name, HASH_REMOVE, NULL);
+	local_hold_search(hold->name, hold->hash, HASH_REMOVE, NULL);
 }
 
 /* Release every hold matching the filter; returns how many. */
@@ -218,172 +252,6 @@ sync_backend_exit(int code, Datum arg)
 }
 
 /*
- * Raise the timeout error for a request.  The caller has withdrawn it.
- */
-static void
-sync_report_timeout(char **names, int nnames, int64 timeout_us)
-{
-	if (nnames == 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
-				 errmsg("could not obtain syncwf lock \"%s\" within %s",
-						names[0],
-						psprintf(INT64_FORMAT " ms", timeout_us / 1000)),
-				 errhint("Raise the timeout argument, or pass NULL to wait until the lock is granted.")));
-	else
-		ereport(ERROR,
-				(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
-				 errmsg("could not obtain syncwf locks \"%s\" and %d more within %s",
-						names[0], nnames - 1,
-						psprintf(INT64_FORMAT " ms", timeout_us / 1000)),
-				 errhint("Raise the timeout argument, or pass NULL to wait until the locks are granted.")));
-}
-
-/* A request that can never be granted: which lock, and why. */
-typedef struct SyncUnfit
-{
-	char		lock_name[SYNC_NAME_BUFLEN];
-	int32		slots;			/* the request's */
-	int32		limit;			/* the lock's limit, or its rate_limit */
-	bool		rate;			/* ... which one */
-} SyncUnfit;
-
-/*
- * Can the request 'first' never be granted now (a semaphore's limit or
- * rate was lowered under its slots)?  If so, *unfit says why.  Takes each
- * entry's partition in turn.
- */
-static bool
-sync_request_unfit(SyncEntry *first, SyncUnfit *unfit)
-{
-	SyncEntry  *e = first;
-
-	do
-	{
-		SyncLock   *lock = e->lock;
-		LWLock	   *partition = sync_partition_lock(lock->hashcode);
-		bool		found;
-
-		LWLockAcquire(partition, LW_SHARED);
-		unfit->limit = sync_entry_unfit_limit(e, &unfit->rate);
-		found = (unfit->limit > 0);
-		if (found)
-		{
-			strlcpy(unfit->lock_name, lock->tag.name, sizeof(unfit->lock_name));
-			unfit->slots = e->slots;
-		}
-		LWLockRelease(partition);
-		if (found)
-			return true;
-		e = e->next_in_request;
-	} while (e != first);
-	return false;
-}
-
-/*
- * Raise the error for a request that can never be granted (*unfit).  The
- * caller has withdrawn it.
- */
-static void
-sync_report_unfit(const SyncUnfit *unfit)
-{
-	const char *lock_name = unfit->lock_name;
-	int32		limit = unfit->limit;
-	int32		slots = unfit->slots;
-	bool		rate = unfit->rate;
-
-	ereport(ERROR,
-			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-			 errmsg("syncwf request for %d slots of semaphore \"%s\" can never be granted",
-					slots, lock_name),
-			 rate ?
-			 errdetail_plural("The semaphore's rate_limit was lowered to %d token while the request waited.",
-							  "The semaphore's rate_limit was lowered to %d tokens while the request waited.",
-							  limit, limit) :
-			 errdetail_plural("The semaphore's limit was lowered to %d slot while the request waited.",
-							  "The semaphore's limit was lowered to %d slots while the request waited.",
-							  limit, limit),
-			 errhint("Ask for at most %d slots, or raise the limit again.", limit)));
-}
-
-/*
- * Sleep on our latch until the request 'first' is granted.  Whoever grants
- * it sets our latch (for a waiter of a rate-limited semaphore, the rate
- * worker's pass, when the tokens come).  Raises 55P03 at the deadline, and
- * 22023 when a lowered limit or rate leaves the request more slots than it
- * has (sem_limits.c wakes us then).  Every deadlock_timeout it looks for a
- * waits-for cycle through the request (deadlock.c; a look at the holders'
- * PGPROCs unless one of them waits itself) and, if this backend is in one,
- * withdraws the request and raises 40P01.  A client that goes away
- * meanwhile ends the backend at once (client_wait.c), and the exit
- * callback withdraws the request.
- */
-static void
-sync_wait_loop(SyncEntry *first, char **names, int nnames, int64 timeout_us)
-{
-	LWLock	   *partition = sync_partition_lock(first->lock->hashcode);
-	TimestampTz deadline = 0;
-	TimestampTz next_check;
-
-	if (timeout_us >= 0 &&
-		pg_add_s64_overflow(GetCurrentTimestamp(), timeout_us, &deadline))
-		deadline = PG_INT64_MAX;	/* later than any clock reading */
-	next_check = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
-											 DeadlockTimeout);
-
-	for (;;)
-	{
-		bool		granted;
-		SyncUnfit	unfit;
-		SyncDeadlock *deadlock;
-		TimestampTz now;
-		long		sleep_ms;
-
-		LWLockAcquire(partition, LW_SHARED);
-		granted = (first->state == SYNC_ENTRY_HELD);
-		LWLockRelease(partition);
-		if (granted)
-			break;
-		if (sync_request_unfit(first, &unfit))
-		{
-			waiting_entry = NULL;
-			sync_withdraw_request(first, SYNC_WAIT_CANCEL);
-			sync_report_unfit(&unfit);
-		}
-
-		now = GetCurrentTimestamp();
-		if (timeout_us >= 0 && now >= deadline)
-		{
-			waiting_entry = NULL;
-			sync_withdraw_request(first, SYNC_WAIT_TIMEOUT);
-			sync_report_timeout(names, nnames, timeout_us);
-		}
-		if (now >= next_check)
-		{
-			deadlock = sync_deadlock_check(first);
-			if (deadlock != NULL)
-			{
-				/* withdrawn before the next check may look */
-				waiting_entry = NULL;
-				sync_withdraw_request(first, SYNC_WAIT_DEADLOCK);
-				sync_deadlock_report(deadlock);
-			}
-			now = GetCurrentTimestamp();
-			next_check = TimestampTzPlusMilliseconds(now, DeadlockTimeout);
-		}
-
-		/* round up, so that we never wake before the deadline */
-		sleep_ms = (long) Min((next_check - now + 999) / 1000, (int64) INT_MAX);
-		if (timeout_us >= 0)
-			sleep_ms = Min(sleep_ms,
-						   (long) Min((deadline - now + 999) / 1000, (int64) INT_MAX));
-
-		/* also ends the backend (FATAL) if its client went away */
-		sync_sleep(sleep_ms, sync_wait_event(SYNC_WAIT_ACQUIRE));
-	}
-}
-
-/*
  * Give back what a request reserved, when it is not going to be granted:
  * its shared entries and its local placeholders.
  */
@@ -394,7 +262,7 @@ sync_drop_request(AcquireRequest *req)
 	if (req->placeholders)
 		for (int i = 0; i < req->nnames; i++)
 			if (req->needed[i])
-				hash_search(local_holds, req->names[i], HASH_REMOVE, NULL);
+				local_hold_search(req->names[i], req->hashes[i], HASH_REMOVE, NULL);
 	req->placeholders = false;
 }
 
@@ -415,8 +283,9 @@ sync_reserve_request(AcquireRequest *req, SyncScope scope)
 
 		if (!req->needed[i])
 			continue;
-		hold = hash_search(local_holds, req->names[i], HASH_ENTER, &found);
+		hold = local_hold_search(req->names[i], req->hashes[i], HASH_ENTER, &found);
 		Assert(!found);
+		hold->hash = req->hashes[i];
 		hold->entry = NULL;
 		hold->scope = scope;
 		hold->subid = GetCurrentSubTransactionId();
@@ -476,7 +345,8 @@ sync_wait_for_grant(AcquireRequest *req, SyncEntry *first, int64 timeout_us)
 	waiting_entry = first;
 	PG_TRY();
 	{
-		sync_wait_loop(first, req->names, req->nnames, timeout_us);
+		sync_wait_loop(first, req->names, req->nnames, timeout_us,
+					   &waiting_entry);
 	}
 	PG_CATCH();
 	{
@@ -517,7 +387,7 @@ sync_confirm_tokens(AcquireRequest *req, const int64 *tokens)
 
 		if (!req->needed[i])
 			continue;
-		hold = hash_search(local_holds, req->names[i], HASH_FIND, NULL);
+		hold = local_hold_search(req->names[i], req->hashes[i], HASH_FIND, NULL);
 		sync_release_entry(hold->entry);
 		sync_forget_local(hold);
 	}
@@ -546,7 +416,7 @@ sync_promote_holds(AcquireRequest *req, SyncScope scope)
 
 		if (req->needed[i])
 			continue;
-		hold = hash_search(local_holds, req->names[i], HASH_FIND, NULL);
+		hold = local_hold_search(req->names[i], req->hashes[i], HASH_FIND, NULL);
 		if (hold->scope != SYNC_SCOPE_XACT)
 			continue;
 		partition = sync_partition_lock(hold->entry->lock->hashcode);
@@ -596,7 +466,7 @@ sync_skip_held_locks(AcquireRequest *req, int64 *tokens)
 	req->partmask = 0;
 	for (int i = 0; i < req->nnames; i++)
 	{
-		LocalHold  *hold = hash_search(local_holds, req->names[i], HASH_FIND, NULL);
+		LocalHold  *hold = local_hold_search(req->names[i], req->hashes[i], HASH_FIND, NULL);
 
 		if (hold != NULL && hold->entry != NULL)
 		{
@@ -613,7 +483,7 @@ sync_skip_held_locks(AcquireRequest *req, int64 *tokens)
 
 /*
  * Reserve and bind the request to its locks, making room in a full lock
- * table (idle cached semaphores) and trying again a few times; any other
+ * table (idle cached locks) and trying again a few times; any other
  * failure is reported.  Returns the first entry of the bound request, with
  * every partition of the request held exclusively.
  */
@@ -686,7 +556,7 @@ sync_record_holds(AcquireRequest *req, SyncScope scope, int64 *tokens)
 
 		if (!req->needed[i])
 			continue;
-		hold = hash_search(local_holds, req->names[i], HASH_FIND, NULL);
+		hold = local_hold_search(req->names[i], req->hashes[i], HASH_FIND, NULL);
 		Assert(hold != NULL);
 		hold->entry = req->entries[i];
 		if (scope == SYNC_SCOPE_XACT)
@@ -762,14 +632,16 @@ sync_acquire_locks(char **names, int nnames, const SyncAcquireOptions *opts,
 	return true;
 }
 
-/* Release one lock this session holds; false (with a WARNING) if it doesn't. */
+/*
+ * Release one lock this session holds; false (with a WARNING) if it doesn't.
+ * The caller has checked the name (sync_name_arg()).
+ */
 bool
 sync_release_lock(const char *name)
 {
 	LocalHold  *hold;
 
 	sync_holds_setup();
-	(void) sync_parse_lock_name(name);
 
 	hold = hash_search(local_holds, name, HASH_FIND, NULL);
 	if (hold == NULL || hold->entry == NULL)

@@ -101,7 +101,7 @@ typedef void (*SyncStatsRestoreHook) (void);
 
 /*
  * How often a request refused for a full lock table makes room (evicting a
- * cached semaphore, waiting for partitions if need be) and tries again
+ * cached lock, waiting for partitions if need be) and tries again
  * before it reports the table full.
  */
 #define SYNC_MAKE_ROOM_ATTEMPTS	8
@@ -129,11 +129,11 @@ typedef enum SyncScope
 
 /*
  * One lock.  Lives in the shared hash table while it has at least one holder
- * or queue entry.  When the last one leaves, a mutex is removed; a semaphore
- * stays as a *cached* entry on its partition's idle list, remembering its
- * limit so that the next acquire needs no table lookup, until the table
- * needs the room (second-chance order: lock_table.c) or its sync_limit row
- * changes.
+ * or queue entry.  When the last one leaves, it stays as a *cached* entry
+ * on its partition's idle list (a semaphore remembering its limit, so that
+ * the next acquire needs no table lookup), until the table needs the room
+ * (second-chance order: lock_table.c) or a semaphore's sync_limit row goes
+ * away.
  * Every field is protected by the lock's partition LWLock.
  */
 typedef struct SyncLock
@@ -310,7 +310,7 @@ typedef struct SyncShmem
 	LWLockPadded *partition_locks;	/* SYNC_NUM_PARTITIONS of them */
 	dlist_head	live_locks[SYNC_NUM_PARTITIONS];	/* locks not cached; under
 													 * the partition lock */
-	dlist_head	idle_locks[SYNC_NUM_PARTITIONS];	/* cached semaphores, in
+	dlist_head	idle_locks[SYNC_NUM_PARTITIONS];	/* cached locks, in
 													 * second-chance order
 													 * (lock_table.c); under
 													 * the partition lock */
@@ -367,7 +367,7 @@ sync_lock_stats(SyncLock *lock)
 }
 
 /*
- * Visit every live lock (one that is not a cached semaphore: it has a
+ * Visit every live lock (one that is not cached: it has a
  * holder or a queue entry) of every partition and every database, without
  * walking the hash table: the cost is in proportion to the live locks,
  * whatever the table's size.  The caller holds every partition lock; the
@@ -668,6 +668,8 @@ extern void sync_limits_forget(void);
  * reserved for those the requester does not hold yet (and, for a session,
  * whether local placeholders were added: backend_holds.c).
  */
+#define SYNC_REQUEST_INLINE	2
+
 typedef struct AcquireRequest
 {
 	char	  **names;
@@ -691,6 +693,22 @@ typedef struct AcquireRequest
 	bool		placeholders;	/* local placeholders were added */
 	uint32		partmask;
 	uint64		generation;		/* limit generation the limits were read at */
+
+	/*
+	 * The arrays above point here when the request names at most
+	 * SYNC_REQUEST_INLINE locks (most name one), so that setting one up
+	 * allocates nothing.  So a request is never copied, and none of its
+	 * arrays outlives it.
+	 */
+	struct
+	{
+		bool		needed[SYNC_REQUEST_INLINE];
+		SyncLockKind kinds[SYNC_REQUEST_INLINE];
+		SyncLimitValue limits[SYNC_REQUEST_INLINE];
+		SyncLockTag tags[SYNC_REQUEST_INLINE];
+		uint32		hashes[SYNC_REQUEST_INLINE];
+		SyncEntry  *entries[SYNC_REQUEST_INLINE];
+	}			inline_arrays;
 } AcquireRequest;
 
 extern void sync_request_init(AcquireRequest *req, char **names, int nnames,

@@ -46,6 +46,7 @@ extern int	sync_stats_save(void (*save) (const SyncStatsSaved *saved, void *arg)
 
 extern void sync_lock_uncache(SyncLock *lock);
 extern void sync_lock_remove(SyncLock *lock);
+extern void sync_lock_drop_cached(Oid dbid, const char *name);
 extern void sync_lock_rate_wait(SyncLock *lock);
 extern void sync_lock_rate_done(SyncLock *lock);
 extern HTAB *sync_lock_hash(void);
@@ -69,6 +70,13 @@ sync_entry_index(const SyncEntry *e)
 {
 	return e == NULL ? SYNC_ENTRY_NONE : (int32) (e - sync_entry_pool);
 }
+
+/*
+ * backend_wait.c: A session's wait for the grant of its request.
+ */
+
+extern void sync_wait_loop(SyncEntry *first, char **names, int nnames,
+						   int64 timeout_us, SyncEntry **waiting);
 
 /*
  * deadlock.c: Waits-for cycles through syncwf's waits and PostgreSQL's

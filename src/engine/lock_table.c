@@ -24,8 +24,11 @@
  *	  (rate_link), for the pass that grants it when they come
  *	  (wait_queue.c).
  *
- * Cached semaphores are evicted in second-chance order (CLOCK), not strict
- * LRU, so that using a cached semaphore and caching it again touch no
+ * A lock whose last holder or waiter leaves stays cached (sync_lock_idle):
+ * a semaphore keeps its limit, and a mutex used over and over is not
+ * removed and made again each time.  Cached locks are evicted in
+ * second-chance order (CLOCK), not strict LRU, so that using a cached
+ * lock and caching it again touch no
  * other lock's memory: a lock goes to the tail of the idle list when it is
  * first cached and stays there; using it again only marks it live, caching
  * it again only marks it referenced.  The eviction walk, from the head,
@@ -44,6 +47,7 @@
 #include "postgres.h"
 
 #include "miscadmin.h"
+#include "port/pg_bitutils.h"
 #include "storage/ipc.h"
 #include "storage/shmem.h"
 #include "utils/hsearch.h"
@@ -192,10 +196,11 @@ sync_make_tag(SyncLockTag *tag, Oid dbid, const char *name)
 	strlcpy(tag->name, name, sizeof(tag->name));
 }
 
+/* The hash of a tag, as the lock hash computes it (sync_tag_hash_fn()). */
 uint32
 sync_tag_hash(const SyncLockTag *tag)
 {
-	return get_hash_value(SyncLockHash, tag);
+	return sync_lock_tag_hash(tag);
 }
 
 int
@@ -210,21 +215,31 @@ sync_partition_lock(uint32 hashcode)
 	return &sync_shmem->partition_locks[sync_partition_of(hashcode)].lock;
 }
 
-/* Take the partition locks named by mask, in ascending order. */
+/*
+ * Take the partition locks named by mask, in ascending order (one step per
+ * partition named: most requests name one).
+ */
 void
 sync_lock_partitions(uint32 partmask, LWLockMode mode)
 {
-	for (int i = 0; i < SYNC_NUM_PARTITIONS; i++)
-		if (partmask & (1U << i))
-			LWLockAcquire(&sync_shmem->partition_locks[i].lock, mode);
+	Assert((partmask & ~SYNC_ALL_PARTITIONS) == 0);
+	for (uint32 m = partmask; m != 0; m &= m - 1)
+		LWLockAcquire(&sync_shmem->partition_locks[pg_rightmost_one_pos32(m)].lock,
+					  mode);
 }
 
+/* ... and let them go, in descending order. */
 void
 sync_unlock_partitions(uint32 partmask)
 {
-	for (int i = SYNC_NUM_PARTITIONS - 1; i >= 0; i--)
-		if (partmask & (1U << i))
-			LWLockRelease(&sync_shmem->partition_locks[i].lock);
+	Assert((partmask & ~SYNC_ALL_PARTITIONS) == 0);
+	for (uint32 m = partmask; m != 0;)
+	{
+		int			i = pg_leftmost_one_pos32(m);
+
+		LWLockRelease(&sync_shmem->partition_locks[i].lock);
+		m &= ~(1U << i);
+	}
 }
 
 /* Find a lock, live or cached.  Caller holds its partition lock. */
@@ -256,7 +271,7 @@ sync_lock_remove(SyncLock *lock)
 }
 
 /*
- * A cached semaphore is about to be used again: it joins the live list and
+ * A cached lock is about to be used again: it joins the live list and
  * stays where it is on the idle list (the eviction walk takes it off).
  * Caller holds its partition exclusively.
  */
@@ -274,7 +289,7 @@ sync_lock_uncache(SyncLock *lock)
 }
 
 /*
- * Evict one cached semaphore of partition p in second-chance order; false
+ * Evict one cached lock of partition p in second-chance order; false
  * if it has none.  Caller holds the partition exclusively.  Each step takes
  * a live lock off the list, clears a mark (which nothing sets meanwhile) or
  * evicts, so the walk ends.
@@ -305,7 +320,7 @@ sync_evict_one(int p)
 }
 
 /*
- * Drop a cached semaphore (sync_evict_one) of some partition, trying
+ * Drop a cached lock (sync_evict_one) of some partition, trying
  * the partitions in turn from the one of 'hashcode'.  Without 'wait',
  * partitions this backend holds exclusively are used as they are and others
  * are only tried with a conditional acquire, which cannot deadlock whatever
@@ -348,14 +363,60 @@ sync_evict_cached(uint32 hashcode, bool wait)
 }
 
 /*
+ * Drop the cached locks of database 'dbid': every one, or only the one
+ * named 'name'.  For a reset of sync_lock_stats, which removes the rows of
+ * the locks nobody uses and must find none of them attached to a cached
+ * lock.  Takes each partition lock in turn; caller holds none.  Costs a
+ * walk of the idle lists (the named one: one probe).
+ */
+void
+sync_lock_drop_cached(Oid dbid, const char *name)
+{
+	Assert(!sync_any_partition_held());
+	if (name != NULL)
+	{
+		SyncLockTag tag;
+		uint32		hashcode;
+		LWLock	   *partition;
+		SyncLock   *lock;
+
+		sync_make_tag(&tag, dbid, name);
+		hashcode = sync_tag_hash(&tag);
+		partition = sync_partition_lock(hashcode);
+		LWLockAcquire(partition, LW_EXCLUSIVE);
+		lock = sync_lock_lookup(&tag, hashcode);
+		if (lock != NULL && lock->cached)
+			sync_lock_remove(lock);
+		LWLockRelease(partition);
+		return;
+	}
+	for (int p = 0; p < SYNC_NUM_PARTITIONS; p++)
+	{
+		dlist_mutable_iter iter;
+
+		LWLockAcquire(&sync_shmem->partition_locks[p].lock, LW_EXCLUSIVE);
+		dlist_foreach_modify(iter, &sync_shmem->idle_locks[p])
+		{
+			SyncLock   *lock = dlist_container(SyncLock, idle_link, iter.cur);
+
+			if (!lock->cached)
+				dlist_delete_thoroughly(&lock->idle_link);	/* live now */
+			else if (lock->tag.dbid == dbid)
+				sync_lock_remove(lock);
+		}
+		LWLockRelease(&sync_shmem->partition_locks[p].lock);
+	}
+}
+
+/*
  * Make room for a lock while holding no partition lock: wait for each
  * partition in turn, starting with the lock's own, and drop a cached
  * semaphore of the first one that has any.  For a
- * request that sync_lock_create() refused although cached semaphores may
+ * request that sync_lock_create() refused although cached locks may
  * exist: its conditional eviction skips partitions that others hold, and a
  * reader of every partition (sync_locks, sync_holders) holds them all for
  * a moment.  The request is then made again.  False if no partition has a
- * cached semaphore: the table is full of live locks.
+ * cached lock: the table is full of live locks.
  */
 bool
 sync_make_room(uint32 hashcode)
@@ -365,9 +426,9 @@ sync_make_room(uint32 hashcode)
 
 /*
  * Find or create a lock.  Caller holds its partition lock exclusively.
- * A cached semaphore that is found joins the live list again: the caller
+ * A cached lock that is found joins the live list again: the caller
  * is about to use it.  Returns NULL, without raising an error, when the table
- * is full and no cached semaphore can be evicted without waiting: the
+ * is full and no cached lock can be evicted without waiting: the
  * caller undoes its own work, and then makes room with sync_make_room() and
  * tries again, or reports it.  A new lock has no holders, no waiters
  * and no limit; the caller sets kind and limit.
@@ -478,9 +539,10 @@ sync_lock_rate_done(SyncLock *lock)
 }
 
 /*
- * Called whenever a lock may have lost its last holder or waiter.  A mutex
- * is dropped; a semaphore with a limit is kept as a cached entry: at the
- * tail of the idle list if it is not on it, marked referenced if it is.
+ * Called whenever a lock may have lost its last holder or waiter.  It is
+ * kept as a cached entry (a semaphore only while it has a limit; one whose
+ * sync_limit row went away is dropped): at the tail of the idle list if it
+ * is not on it, marked referenced if it is.
  * Caller holds its partition exclusively.
  */
 void
@@ -493,7 +555,7 @@ sync_lock_idle(SyncLock *lock)
 	Assert(dlist_is_empty(&lock->holders) && dlist_is_empty(&lock->waiters) &&
 		   dlist_is_empty(&lock->dormant));
 	sync_lock_rate_done(lock);	/* nobody waits */
-	if (lock->kind == SYNC_KIND_SEMAPHORE && lock->limit_defined)
+	if (lock->limit_defined)
 	{
 		dlist_delete_thoroughly(&lock->list_link);
 		lock->cached = true;

@@ -32,18 +32,34 @@ void
 sync_request_init(AcquireRequest *req, char **names, int nnames,
 				  int32 slots, bool shared)
 {
-	memset(req, 0, sizeof(AcquireRequest));
+	/* everything but the inline arrays, which are set below as needed */
+	memset(req, 0, offsetof(AcquireRequest, inline_arrays));
 	req->names = names;
 	req->nnames = nnames;
-	req->needed = palloc0(sizeof(bool) * nnames);
-	req->kinds = palloc(sizeof(SyncLockKind) * nnames);
-	req->limits = palloc0(sizeof(SyncLimitValue) * nnames);
-	req->tags = palloc(sizeof(SyncLockTag) * nnames);
-	req->hashes = palloc(sizeof(uint32) * nnames);
-	req->entries = palloc0(sizeof(SyncEntry *) * nnames);
+	if (nnames <= SYNC_REQUEST_INLINE)
+	{
+		req->needed = req->inline_arrays.needed;
+		req->kinds = req->inline_arrays.kinds;
+		req->limits = req->inline_arrays.limits;
+		req->tags = req->inline_arrays.tags;
+		req->hashes = req->inline_arrays.hashes;
+		req->entries = req->inline_arrays.entries;
+		memset(req->limits, 0, sizeof(SyncLimitValue) * nnames);
+		memset(req->entries, 0, sizeof(SyncEntry *) * nnames);
+	}
+	else
+	{
+		req->needed = palloc(sizeof(bool) * nnames);
+		req->kinds = palloc(sizeof(SyncLockKind) * nnames);
+		req->limits = palloc0(sizeof(SyncLimitValue) * nnames);
+		req->tags = palloc(sizeof(SyncLockTag) * nnames);
+		req->hashes = palloc(sizeof(uint32) * nnames);
+		req->entries = palloc0(sizeof(SyncEntry *) * nnames);
+	}
 	for (int i = 0; i < nnames; i++)
 	{
-		req->kinds[i] = sync_parse_lock_name(names[i]);
+		req->kinds[i] = sync_lock_kind(names[i]);
+		Assert(req->kinds[i] == sync_parse_lock_name(names[i]));
 		req->needed[i] = true;
 		req->nneeded++;
 		sync_make_tag(&req->tags[i], MyDatabaseId, names[i]);
@@ -196,7 +212,7 @@ sync_unbind_request(AcquireRequest *req)
  * Find or create each lock and bind the request's entries to it, as one
  * ring.  Caller holds every partition of the request exclusively (from
  * backend_holds.c or holder_table.c).  Existing locks are bound first, so that creating
- * the others (which may evict cached semaphores) cannot evict them.
+ * the others (which may evict cached locks) cannot evict them.
  *
  * On failure, undoes its own work and returns what went wrong:
  * SYNC_BIND_TABLE_FULL (the caller may make room and try again) or

@@ -568,7 +568,10 @@ sync_stats_reset_row(SyncStats *s, TimestampTz now)
 /*
  * Reset the row named 'name' ("*" is the overflow row) of database 'dbid',
  * or, when 'name' is NULL, every row of that database and the overflow
- * row.  Returns the moment of the reset.
+ * row: the row of a lock nobody holds or waits for is removed (a lock kept
+ * cached in the lock table is dropped from it first), the row of a lock in
+ * use is set to zero.  Caller holds no partition lock.  Returns the moment
+ * of the reset.
  */
 TimestampTz
 sync_stats_reset(Oid dbid, const char *name)
@@ -576,6 +579,9 @@ sync_stats_reset(Oid dbid, const char *name)
 	TimestampTz now = GetCurrentTimestamp();
 
 	sync_stats_restore_pending();
+	/* an idle lock kept in the lock table gives its row up too */
+	if (name == NULL || strcmp(name, "*") != 0)
+		sync_lock_drop_cached(dbid, name);
 	if (name != NULL && strcmp(name, "*") == 0)
 		sync_stats_zero(&StatsShared->overflow, now);
 	else if (name != NULL)

@@ -154,6 +154,15 @@ sync_fair_key_arg(FunctionCallInfo fcinfo, int argno)
 	return key;
 }
 
+/* Is text t exactly the C string s? */
+static inline bool
+sync_text_equals(const text *t, const char *s)
+{
+	size_t		len = strlen(s);
+
+	return VARSIZE_ANY_EXHDR(t) == len && memcmp(VARDATA_ANY(t), s, len) == 0;
+}
+
 /*
  * mode argument: true for 'shared', false for 'exclusive' (and when the
  * function's SQL definition predates it).
@@ -161,7 +170,7 @@ sync_fair_key_arg(FunctionCallInfo fcinfo, int argno)
 bool
 sync_mode_arg(FunctionCallInfo fcinfo, int argno)
 {
-	char	   *mode;
+	text	   *mode;
 
 	if (PG_NARGS() <= argno)
 		return false;
@@ -170,15 +179,17 @@ sync_mode_arg(FunctionCallInfo fcinfo, int argno)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("mode must not be null"),
 				 errhint("Omit the argument for an exclusive hold.")));
-	mode = text_to_cstring(PG_GETARG_TEXT_PP(argno));
-	if (strcmp(mode, "shared") == 0)
+	/* compared in place: no copy for the common case */
+	mode = PG_GETARG_TEXT_PP(argno);
+	if (sync_text_equals(mode, "exclusive"))
+		return false;
+	if (sync_text_equals(mode, "shared"))
 		return true;
-	if (strcmp(mode, "exclusive") != 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("unknown lock mode \"%s\"", mode),
-				 errhint("The modes are 'exclusive' (the default) and 'shared'.")));
-	return false;
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("unknown lock mode \"%s\"", text_to_cstring(mode)),
+			 errhint("The modes are 'exclusive' (the default) and 'shared'.")));
+	return false;				/* keep the compiler quiet */
 }
 
 char *

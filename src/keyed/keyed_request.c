@@ -436,7 +436,9 @@ sync_holders_request(SyncKeyedRequest *kr, SyncKeyedResult *results)
 	sync_keyed_unlock_all(req.partmask);
 	sync_grant_deferred();
 
-	kr->entries = req.entries;
+	/* (req's arrays may live in req itself: copy) */
+	kr->entries = palloc(sizeof(SyncEntry *) * kr->nnames);
+	memcpy(kr->entries, req.entries, sizeof(SyncEntry *) * kr->nnames);
 	kr->request_id = first->request_id;
 	kr->seq = first->seq;
 	return SYNC_KEYED_NEW;

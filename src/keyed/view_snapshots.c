@@ -60,7 +60,7 @@ sync_copy_entries(dlist_head *list, EntryRow *rows, int nrows, const char *name,
 }
 
 /*
- * Every live lock of this database (cached semaphores, which have no
+ * Every live lock of this database (cached locks, which have no
  * holder and no waiter, are not shown).  Returns how many; *rows is
  * palloc'd.
  */
