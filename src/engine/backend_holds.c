@@ -526,7 +526,7 @@ sync_queue_request(AcquireRequest *req, SyncEntry *first)
 	do
 	{
 		sync_queue_insert(e->lock, e);
-		e = e->next_in_request;
+		e = sync_next_in_request(e);
 	} while (e != first);
 	granted = sync_request_grantable(first, true);
 	if (granted)

@@ -78,7 +78,7 @@ sync_request_unfit(SyncEntry *first, SyncUnfit *unfit)
 		LWLockRelease(partition);
 		if (found)
 			return true;
-		e = e->next_in_request;
+		e = sync_next_in_request(e);
 	} while (e != first);
 	return false;
 }

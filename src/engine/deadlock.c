@@ -183,15 +183,11 @@ static bool
 dl_holder_edges(DlGraph *g, SyncLock *lock, SyncEntry *w, SyncEntry *judged,
 				char **what, bool *all)
 {
-	dlist_iter	hi;
-
 	if (*all || dl_fits(lock, judged))
 		return false;
 	*all = (lock->kind == SYNC_KIND_SEMAPHORE || !judged->shared);
-	dlist_foreach(hi, &lock->holders)
+	sync_elist_foreach(h, &lock->holders, lock_link)
 	{
-		SyncEntry  *h = dlist_container(SyncEntry, lock_link, hi.cur);
-
 		if (h->pid == 0 || h->pid == w->pid || !dl_conflicts(lock, judged, h))
 			continue;
 		if (g == NULL)
@@ -228,10 +224,9 @@ dl_entry_edges(DlGraph *g, SyncLock *lock, SyncEntry *w)
 		return true;
 	if (lock->best_effort)
 		return false;
-	for (dlist_node *p = w->lock_link.prev; p != &lock->waiters.head; p = p->prev)
+	for (SyncEntry *ahead = sync_elist_prev(w, SYNC_LOCK_LINK); ahead != NULL;
+		 ahead = sync_elist_prev(ahead, SYNC_LOCK_LINK))
 	{
-		SyncEntry  *ahead = dlist_container(SyncEntry, lock_link, p);
-
 		if (dl_passed_over(ahead) || ahead->pid == w->pid)
 			continue;
 		if (ahead->pid == 0)
@@ -276,7 +271,7 @@ sync_deadlock_suspect(SyncEntry *first)
 		LWLockRelease(partition);
 		if (found)
 			return true;
-		e = e->next_in_request;
+		e = sync_next_in_request(e);
 	} while (e != first);
 	return false;
 }
@@ -310,14 +305,11 @@ dl_snapshot(void)
 	sync_foreach_live_lock(it)
 	{
 		SyncLock   *lock = sync_live_lock(it);
-		dlist_iter	wi;
 
 		if (lock->nwaiting == 0)
 			continue;
-		dlist_foreach(wi, &lock->waiters)
+		sync_elist_foreach(w, &lock->waiters, lock_link)
 		{
-			SyncEntry  *w = dlist_container(SyncEntry, lock_link, wi.cur);
-
 			if (w->pid != 0 && !dl_passed_over(w))
 				(void) dl_entry_edges(g, lock, w);
 		}

@@ -68,36 +68,10 @@ extern int	sync_stats_snapshot(Oid dbid, SyncStatsRow **rows);
 extern TimestampTz sync_stats_reset(Oid dbid, const char *name);
 
 /*
- * A row as it is saved across a clean restart (PostgreSQL 18 and later,
- * stats_persist.c).  Its size never changes, so that a file written by one
- * build of syncwf can be read by the next: counters are kept by their
- * position, with room for more of them; SYNC_STATS_SAVED_FORMAT changes
- * whenever what a position means changes (the rows of an older format are
- * then dropped, not restored).
- */
-#define SYNC_STATS_SAVED_FORMAT		1
-#define SYNC_STATS_SAVED_COUNTERS	32
-#define SYNC_STATS_SAVED_BUCKETS	160
-
-typedef struct SyncStatsSaved
-{
-	SyncLockTag tag;			/* the row's name, zero padded */
-	uint8		kind;			/* lock, namespace or overflow row */
-	uint32		max_queue;
-	uint64		counters[SYNC_STATS_SAVED_COUNTERS];	/* unused ones are 0 */
-	uint64		hist[SYNC_STATS_SAVED_BUCKETS];
-} SyncStatsSaved;
-
-/* Called once, before the rows are first used, to restore the saved ones. */
-typedef void (*SyncStatsRestoreHook) (void);
-
-/*
  * lock_table.c: The shared-memory lock table: locks, their entries (holds
  * and queue entries), the partition LWLocks that protect them, and the pool
  * entries come from.
  */
-
-#define SYNC_PARTITIONS_TRANCHE	"syncwf partitions"
 
 /*
  * How often a request refused for a full lock table makes room (evicting a
@@ -110,6 +84,29 @@ typedef void (*SyncStatsRestoreHook) (void);
 #define SYNC_NUM_PARTITIONS		16
 /* A partition mask naming every partition. */
 #define SYNC_ALL_PARTITIONS		((uint32) ((1U << SYNC_NUM_PARTITIONS) - 1))
+
+/*
+ * Lists of pool entries (a lock's holders, queue and dormant entries; a
+ * holder key's entries) linked by entry number (sync_entry_index()), not
+ * pointer, so that a link means the same in every backend wherever the
+ * pool is mapped.  SYNC_ENTRY_NONE ends a list; an entry in no list has
+ * both links SYNC_ENTRY_DETACHED.  A list links its entries through one
+ * field (lock_link, holder_link); lock_table.c has the functions.
+ */
+#define SYNC_ENTRY_NONE		(-1)
+#define SYNC_ENTRY_DETACHED	(-2)
+
+typedef struct SyncEntryLink
+{
+	int32		prev;
+	int32		next;
+} SyncEntryLink;
+
+typedef struct SyncEntryList
+{
+	int32		head;
+	int32		tail;
+} SyncEntryList;
 
 typedef enum SyncEntryState
 {
@@ -171,10 +168,10 @@ typedef struct SyncLock
 	double		rate_tat;		/* the bucket is full from this moment */
 	dlist_node	rate_link;		/* in its partition's rate_locks while its
 								 * front waiter waits for tokens */
-	dlist_head	holders;		/* SyncEntry, in grant order */
-	dlist_head	waiters;		/* SyncEntry, in queue order */
-	dlist_head	dormant;		/* pending entries of inactive controllers,
-								 * in queue order */
+	SyncEntryList holders;		/* SyncEntry.lock_link, in grant order */
+	SyncEntryList waiters;		/* SyncEntry.lock_link, in queue order */
+	SyncEntryList dormant;		/* pending entries of inactive controllers,
+								 * in queue order (lock_link) */
 	int32		rank_root;		/* root of the waiters' order-statistic
 								 * tree (queue_rank.c), or SYNC_ENTRY_NONE */
 	SyncStats  *stats;			/* its row of sync_lock_stats (stats.c),
@@ -194,8 +191,8 @@ typedef struct SyncLock
  */
 typedef struct SyncEntry
 {
-	dlist_node	lock_link;		/* in lock->holders or lock->waiters */
-	struct SyncEntry *next_in_request;
+	SyncEntryLink lock_link;	/* in lock->holders, waiters or dormant */
+	int32		next_in_request;	/* entry number (sync_next_in_request()) */
 	struct SyncLock *lock;
 	uint64		request_id;		/* unique per request, never reused */
 	uint64		seq;			/* arrival order within a priority */
@@ -226,7 +223,7 @@ typedef struct SyncEntry
 	 * holder_table.c owns these fields; see there for their locking.
 	 */
 	struct SyncHolder *holder;	/* owning holder record */
-	dlist_node	holder_link;	/* in holder->entries, under holders_lock */
+	SyncEntryLink holder_link;	/* in holder->entries, under holders_lock */
 	TimestampTz queued_at;		/* queue order after priority (all entries) */
 	int64		lease_us;		/* lease length, 0 = none */
 	TimestampTz lease_expires;	/* held with a lease: expiry, else 0 */
@@ -268,16 +265,85 @@ typedef struct SyncEntry
 } SyncEntry;
 
 /*
- * Slots a held entry takes of its lock's limit: a semaphore's entry its
- * slots, an exclusive mutex entry the mutex's one slot, a shared one none
- * (shared holders only keep the slot from an exclusive request: see
- * sync_entry_fits() in wait_queue.c).
+ * Entries by number: the pool is one array, and an entry's number is its
+ * place in it, the same in every backend.
  */
-static inline int32
-sync_entry_weight(const SyncEntry *e)
+extern SyncEntry *sync_entry_pool;
+
+static inline SyncEntry *
+sync_entry_at(int32 i)
 {
-	return e->shared ? 0 : e->slots;
+	Assert(i != SYNC_ENTRY_DETACHED);
+	return i == SYNC_ENTRY_NONE ? NULL : &sync_entry_pool[i];
 }
+
+static inline int32
+sync_entry_index(const SyncEntry *e)
+{
+	return e == NULL ? SYNC_ENTRY_NONE : (int32) (e - sync_entry_pool);
+}
+
+/* The next entry of e's request (its ring: e itself when it is alone). */
+static inline SyncEntry *
+sync_next_in_request(const SyncEntry *e)
+{
+	return sync_entry_at(e->next_in_request);
+}
+
+/* The link fields of an entry, for the list functions. */
+#define SYNC_LOCK_LINK		offsetof(SyncEntry, lock_link)
+#define SYNC_HOLDER_LINK	offsetof(SyncEntry, holder_link)
+
+static inline SyncEntryLink *
+sync_link_of(const SyncEntry *e, size_t field)
+{
+	return (SyncEntryLink *) ((char *) e + field);
+}
+
+static inline void
+sync_elist_init(SyncEntryList *list)
+{
+	list->head = list->tail = SYNC_ENTRY_NONE;
+}
+
+static inline bool
+sync_elist_detached(const SyncEntry *e, size_t field)
+{
+	return sync_link_of(e, field)->next == SYNC_ENTRY_DETACHED;
+}
+
+static inline SyncEntry *
+sync_elist_head(const SyncEntryList *list)
+{
+	return sync_entry_at(list->head);
+}
+
+extern void sync_elist_insert_after(SyncEntryList *list, SyncEntry *prev,
+									SyncEntry *e, size_t field);
+extern void sync_elist_delete(SyncEntryList *list, SyncEntry *e, size_t field);
+
+static inline void
+sync_elist_push_tail(SyncEntryList *list, SyncEntry *e, size_t field)
+{
+	sync_elist_insert_after(list, sync_entry_at(list->tail), e, field);
+}
+
+/*
+ * Visit the entries of a list, from its head, as 'e' (declared by the
+ * macro); 'field' is the link field the list uses (lock_link,
+ * holder_link).  The body must not take 'e' off the list: the _modify
+ * form allows that (it reads the next entry first).  The rest of the list
+ * functions are engine_internal.h's.
+ */
+#define sync_elist_foreach(e, list, field) \
+	for (SyncEntry *e = sync_elist_head(list); e != NULL; \
+		 e = sync_entry_at(e->field.next))
+#define sync_elist_foreach_modify(e, list, field) \
+	for (SyncEntry *e = sync_elist_head(list), \
+		 *e##_next_ = (e != NULL ? sync_entry_at(e->field.next) : NULL); \
+		 e != NULL; \
+		 e = e##_next_, \
+		 e##_next_ = (e != NULL ? sync_entry_at(e->field.next) : NULL))
 
 /*
  * One of the entry pool's free lists, alone in its cache line: backends
@@ -393,16 +459,6 @@ typedef struct SyncLiveIter
 	dlist_container(SyncLock, list_link, (it).iter.cur)
 
 /*
- * Visit every lock of partition p whose front waiter waits for tokens
- * (sync_lock_rate_wait()).  The caller holds the partition exclusively; the
- * body may take the visited lock off the list.
- */
-#define sync_foreach_rate_lock(iter, p) \
-	dlist_foreach_modify(iter, &sync_shmem->rate_locks[p])
-#define sync_rate_lock(iter) \
-	dlist_container(SyncLock, rate_link, (iter).cur)
-
-/*
  * Called by sync_entry_free() for a keyed entry (one with a holder) before
  * it goes back to the pool, under its partition lock; set by the module
  * that owns keyed entries (holder_table.c), at load.
@@ -450,9 +506,6 @@ sync_any_partition_held(void)
  * heavyweight locks.
  */
 
-/* A cycle found through the caller's request, ready to be reported. */
-typedef struct SyncDeadlock SyncDeadlock;
-
 extern void sync_deadlock_shmem_request(void);
 extern void sync_deadlock_shmem_init(void);
 
@@ -475,50 +528,9 @@ extern void sync_fair_weights_forget(void);
  * grant_rules.c: Who may be granted now.
  */
 
-#ifndef SYNCWF_GRANT_RULES_H
-#define SYNCWF_GRANT_RULES_H
-
-/* The clock, read once per caller and only when a rate needs it. */
-static inline TimestampTz
-sync_lazy_now(TimestampTz *now)
-{
-	if (*now == 0)
-		*now = GetCurrentTimestamp();
-	return *now;
-}
-
-/* Most waiters one grant may pass on a best-effort lock. */
-#define SYNC_PASS_AHEAD_MAX	64
-
-/*
- * What a walk down a queue has passed over so far under best-effort
- * queueing: how many waiters, and how many more grants to requests behind
- * them the one closest to its bound allows.
- */
-typedef struct SyncBestEffort
-{
-	int			budget;
-	int			npassed;
-} SyncBestEffort;
-
-#define SYNC_BEST_EFFORT_INIT {INT_MAX, 0}
-
-/* What the grant pass does with the waiter it looks at. */
-typedef enum SyncPassStep
-{
-	SYNC_PASS_GRANT,			/* grant it (a multi-lock one: defer it) */
-	SYNC_PASS_NEXT,				/* pass over it, look at the next */
-	SYNC_PASS_STOP,				/* the pass ends here */
-	SYNC_PASS_TOKENS			/* ... because it waits for tokens */
-} SyncPassStep;
-
 extern int	sync_lock_slots(SyncLock *lock);
 extern bool sync_entry_unfit(const SyncEntry *e);
 extern bool sync_request_grantable(SyncEntry *entry, bool respect_queue);
-#ifdef USE_ASSERT_CHECKING
-#endif
-
-#endif							/* SYNCWF_GRANT_RULES_H */
 
 /*
  * backend_holds.c: This backend's holds: session and transaction scope.
@@ -554,9 +566,10 @@ extern void sync_holds_at_subcommit(SubTransactionId subid,
  * written, for the worker to write to sync_state and announce.
  */
 
-#define SYNC_OUTBOX_TRANCHE		"syncwf outbox"
-#define SYNC_OUTBOX_SIZE		4096
-
+/*
+ * A grant of a keyed entry, as a backend handles it (the ring keeps the
+ * entry by number: outbox.c).
+ */
 typedef struct SyncOutboxItem
 {
 	SyncEntry  *entry;
@@ -695,10 +708,8 @@ typedef struct AcquireRequest
 	uint64		generation;		/* limit generation the limits were read at */
 
 	/*
-	 * The arrays above point here when the request names at most
-	 * SYNC_REQUEST_INLINE locks (most name one), so that setting one up
-	 * allocates nothing.  So a request is never copied, and none of its
-	 * arrays outlives it.
+	 * The arrays above, for at most SYNC_REQUEST_INLINE locks (no palloc):
+	 * so a request is never copied, and none of its arrays outlives it.
 	 */
 	struct
 	{

@@ -21,9 +21,126 @@
 #include "engine/engine.h"
 
 /*
+ * lock_table.c: more of the lists of entries (engine.h: SyncEntryList).
+ */
+
+static inline bool
+sync_elist_is_empty(const SyncEntryList *list)
+{
+	return list->head == SYNC_ENTRY_NONE;
+}
+
+static inline void
+sync_elist_link_init(SyncEntry *e, size_t field)
+{
+	sync_link_of(e, field)->prev = sync_link_of(e, field)->next = SYNC_ENTRY_DETACHED;
+}
+
+static inline SyncEntry *
+sync_elist_tail(const SyncEntryList *list)
+{
+	return sync_entry_at(list->tail);
+}
+
+static inline SyncEntry *
+sync_elist_next(const SyncEntry *e, size_t field)
+{
+	return sync_entry_at(sync_link_of(e, field)->next);
+}
+
+static inline SyncEntry *
+sync_elist_prev(const SyncEntry *e, size_t field)
+{
+	return sync_entry_at(sync_link_of(e, field)->prev);
+}
+
+static inline void
+sync_elist_push_head(SyncEntryList *list, SyncEntry *e, size_t field)
+{
+	sync_elist_insert_after(list, NULL, e, field);
+}
+
+/* Visit the entries of a list from its tail (sync_elist_foreach()). */
+#define sync_elist_foreach_reverse(e, list, field) \
+	for (SyncEntry *e = sync_elist_tail(list); e != NULL; \
+		 e = sync_entry_at(e->field.prev))
+
+/*
+ * Visit every lock of partition p whose front waiter waits for tokens
+ * (sync_lock_rate_wait()).  The caller holds the partition exclusively; the
+ * body may take the visited lock off the list.
+ */
+#define sync_foreach_rate_lock(iter, p) \
+	dlist_foreach_modify(iter, &sync_shmem->rate_locks[p])
+#define sync_rate_lock(iter) \
+	dlist_container(SyncLock, rate_link, (iter).cur)
+
+/*
+ * grant_rules.c: Who may be granted now: what only the engine's files use.
+ */
+
+/* The clock, read once per caller and only when a rate needs it. */
+static inline TimestampTz
+sync_lazy_now(TimestampTz *now)
+{
+	if (*now == 0)
+		*now = GetCurrentTimestamp();
+	return *now;
+}
+
+/* Most waiters one grant may pass on a best-effort lock. */
+#define SYNC_PASS_AHEAD_MAX	64
+
+/*
+ * What a walk down a queue has passed over so far under best-effort
+ * queueing: how many waiters, and how many more grants to requests behind
+ * them the one closest to its bound allows.
+ */
+typedef struct SyncBestEffort
+{
+	int			budget;
+	int			npassed;
+} SyncBestEffort;
+
+#define SYNC_BEST_EFFORT_INIT {INT_MAX, 0}
+
+/* What the grant pass does with the waiter it looks at. */
+typedef enum SyncPassStep
+{
+	SYNC_PASS_GRANT,			/* grant it (a multi-lock one: defer it) */
+	SYNC_PASS_NEXT,				/* pass over it, look at the next */
+	SYNC_PASS_STOP,				/* the pass ends here */
+	SYNC_PASS_TOKENS			/* ... because it waits for tokens */
+} SyncPassStep;
+
+/*
  * stats.c: Per-lock statistics: what the engine counts through a lock's row,
  * and the copies the view sync_lock_stats shows.
  */
+
+/*
+ * A row as it is saved across a clean restart (PostgreSQL 18 and later,
+ * stats_persist.c).  Its size never changes, so that a file written by one
+ * build of syncwf can be read by the next: counters are kept by their
+ * position, with room for more of them; SYNC_STATS_SAVED_FORMAT changes
+ * whenever what a position means changes (the rows of an older format are
+ * then dropped, not restored).
+ */
+#define SYNC_STATS_SAVED_FORMAT		1
+#define SYNC_STATS_SAVED_COUNTERS	32
+#define SYNC_STATS_SAVED_BUCKETS	160
+
+typedef struct SyncStatsSaved
+{
+	SyncLockTag tag;			/* the row's name, zero padded */
+	uint8		kind;			/* lock, namespace or overflow row */
+	uint32		max_queue;
+	uint64		counters[SYNC_STATS_SAVED_COUNTERS];	/* unused ones are 0 */
+	uint64		hist[SYNC_STATS_SAVED_BUCKETS];
+} SyncStatsSaved;
+
+/* Called once, before the rows are first used, to restore the saved ones. */
+typedef void (*SyncStatsRestoreHook) (void);
 
 extern SyncStats *sync_stats_attach(const SyncLockTag *tag, uint32 hashcode);
 extern void sync_stats_detach(SyncStats *s);
@@ -44,6 +161,20 @@ extern int	sync_stats_save(void (*save) (const SyncStatsSaved *saved, void *arg)
  * entries come from.
  */
 
+#define SYNC_PARTITIONS_TRANCHE	"syncwf partitions"
+
+/*
+ * Slots a held entry takes of its lock's limit: a semaphore's entry its
+ * slots, an exclusive mutex entry the mutex's one slot, a shared one none
+ * (shared holders only keep the slot from an exclusive request: see
+ * sync_entry_fits() in wait_queue.c).
+ */
+static inline int32
+sync_entry_weight(const SyncEntry *e)
+{
+	return e->shared ? 0 : e->slots;
+}
+
 extern void sync_lock_uncache(SyncLock *lock);
 extern void sync_lock_remove(SyncLock *lock);
 extern void sync_lock_drop_cached(Oid dbid, const char *name);
@@ -51,25 +182,6 @@ extern void sync_lock_rate_wait(SyncLock *lock);
 extern void sync_lock_rate_done(SyncLock *lock);
 extern HTAB *sync_lock_hash(void);
 
-/*
- * Entries by number: the pool is one array, and an entry's number is its
- * place in it, the same in every backend (links between entries that must
- * not be pointers use these).
- */
-#define SYNC_ENTRY_NONE		(-1)
-extern SyncEntry *sync_entry_pool;
-
-static inline SyncEntry *
-sync_entry_at(int32 i)
-{
-	return i == SYNC_ENTRY_NONE ? NULL : &sync_entry_pool[i];
-}
-
-static inline int32
-sync_entry_index(const SyncEntry *e)
-{
-	return e == NULL ? SYNC_ENTRY_NONE : (int32) (e - sync_entry_pool);
-}
 
 /*
  * backend_wait.c: A session's wait for the grant of its request.
@@ -82,6 +194,9 @@ extern void sync_wait_loop(SyncEntry *first, char **names, int nnames,
  * deadlock.c: Waits-for cycles through syncwf's waits and PostgreSQL's
  * heavyweight locks.
  */
+
+/* A cycle found through the caller's request, ready to be reported. */
+typedef struct SyncDeadlock SyncDeadlock;
 
 extern SyncDeadlock *sync_deadlock_check(SyncEntry *first);
 extern void sync_deadlock_report(SyncDeadlock *deadlock);
@@ -124,6 +239,13 @@ extern SyncEntry *sync_rank_last_at_least(SyncLock *lock, int32 priority);
 #ifdef USE_ASSERT_CHECKING
 extern bool sync_rank_check(SyncLock *lock);
 #endif
+
+/*
+ * outbox.c: grants of pending keyed entries for the worker.
+ */
+
+#define SYNC_OUTBOX_TRANCHE		"syncwf outbox"
+#define SYNC_OUTBOX_SIZE		4096
 
 /*
  * rate_limits.c: The token bucket of a rate-limited semaphore.

@@ -338,14 +338,12 @@ sync_fair_match(const SyncLock *lock, const char *fair_key)
  * mark those whose weight changed.  Returns whether any did.
  */
 static bool
-sync_fair_reweigh(SyncLock *lock, dlist_head *list)
+sync_fair_reweigh(SyncLock *lock, SyncEntryList *list)
 {
-	dlist_iter	iter;
 	bool		changed = false;
 
-	dlist_foreach(iter, list)
+	sync_elist_foreach(e, list, lock_link)
 	{
-		SyncEntry  *e = dlist_container(SyncEntry, lock_link, iter.cur);
 		int32		weight;
 
 		if (e->fair_key[0] == '\0')

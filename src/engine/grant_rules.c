@@ -230,14 +230,11 @@ static bool
 sync_best_effort_passes(SyncLock *lock, SyncEntry *e)
 {
 	SyncBestEffort be = SYNC_BEST_EFFORT_INIT;
-	dlist_iter	iter;
 
 	if (!lock->best_effort)
 		return false;
-	dlist_foreach(iter, &lock->waiters)
+	sync_elist_foreach(w, &lock->waiters, lock_link)
 	{
-		SyncEntry  *w = dlist_container(SyncEntry, lock_link, iter.cur);
-
 		if (w == e)
 			return true;
 		if (TransactionIdIsValid(w->reserved_xid) || sync_entry_unfit(w))
@@ -259,12 +256,8 @@ sync_best_effort_passes(SyncLock *lock, SyncEntry *e)
 void
 sync_count_passes(SyncLock *lock, SyncEntry *e)
 {
-	dlist_iter	iter;
-
-	dlist_foreach(iter, &lock->waiters)
+	sync_elist_foreach(w, &lock->waiters, lock_link)
 	{
-		SyncEntry  *w = dlist_container(SyncEntry, lock_link, iter.cur);
-
 		if (w == e)
 			break;
 		if (!TransactionIdIsValid(w->reserved_xid) && !sync_entry_unfit(w) &&
@@ -279,12 +272,8 @@ sync_count_passes(SyncLock *lock, SyncEntry *e)
 SyncEntry *
 sync_queue_front(SyncLock *lock)
 {
-	dlist_iter	iter;
-
-	dlist_foreach(iter, &lock->waiters)
+	sync_elist_foreach(w, &lock->waiters, lock_link)
 	{
-		SyncEntry  *w = dlist_container(SyncEntry, lock_link, iter.cur);
-
 		if (!TransactionIdIsValid(w->reserved_xid) && !sync_entry_unfit(w))
 			return w;
 	}
@@ -300,7 +289,7 @@ sync_queue_front(SyncLock *lock)
 bool
 sync_queue_wake_unfit(SyncLock *lock)
 {
-	dlist_head *lists[2] = {&lock->waiters, &lock->dormant};
+	SyncEntryList *lists[2] = {&lock->waiters, &lock->dormant};
 	bool		keyed = false;
 
 	Assert(sync_partition_held(lock->hashcode, false));
@@ -308,12 +297,8 @@ sync_queue_wake_unfit(SyncLock *lock)
 		return false;
 	for (int l = 0; l < 2; l++)
 	{
-		dlist_iter	iter;
-
-		dlist_foreach(iter, lists[l])
+		sync_elist_foreach(w, lists[l], lock_link)
 		{
-			SyncEntry  *w = dlist_container(SyncEntry, lock_link, iter.cur);
-
 			if (!sync_entry_unfit(w))
 				continue;
 			if (w->scope == SYNC_SCOPE_KEYED)
@@ -336,14 +321,10 @@ sync_queue_wake_unfit(SyncLock *lock)
 static bool
 sync_passes_waiters(SyncLock *lock, SyncEntry *e)
 {
-	dlist_iter	iter;
-
 	if (e->admit_limit < 0)
 		return false;
-	dlist_foreach(iter, &lock->waiters)
+	sync_elist_foreach(w, &lock->waiters, lock_link)
 	{
-		SyncEntry  *w = dlist_container(SyncEntry, lock_link, iter.cur);
-
 		if (w == e)
 			return true;
 		if (TransactionIdIsValid(w->reserved_xid) || sync_entry_unfit(w))
@@ -389,7 +370,7 @@ sync_request_grantable(SyncEntry *entry, bool respect_queue)
 					return false;
 			}
 		}
-		e = e->next_in_request;
+		e = sync_next_in_request(e);
 	} while (e != entry);
 
 	return true;
@@ -417,7 +398,6 @@ bool
 sync_entry_grantable_check(SyncEntry *e)
 {
 	SyncLock   *lock = e->lock;
-	dlist_iter	iter;
 	int			looked = 0;
 
 	if (lock->kind == SYNC_KIND_MUTEX
@@ -431,12 +411,10 @@ sync_entry_grantable_check(SyncEntry *e)
 		return false;
 	if (e->state != SYNC_ENTRY_PENDING && e->state != SYNC_ENTRY_FREE)
 		return false;
-	if (e->state == SYNC_ENTRY_FREE && !dlist_node_is_detached(&e->lock_link))
+	if (e->state == SYNC_ENTRY_FREE && !sync_elist_detached(e, SYNC_LOCK_LINK))
 		return false;
-	dlist_foreach(iter, &lock->waiters)
+	sync_elist_foreach(w, &lock->waiters, lock_link)
 	{
-		SyncEntry  *w = dlist_container(SyncEntry, lock_link, iter.cur);
-
 		if (w == e)
 			return true;
 		if (w->state == SYNC_ENTRY_PENDING &&

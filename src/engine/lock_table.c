@@ -141,6 +141,8 @@ sync_lock_table_shmem_init(void)
 			SyncPoolList *list = &sync_shmem->pool[i % SYNC_POOL_LISTS].list;
 
 			memset(&sync_entry_pool[i], 0, sizeof(SyncEntry));
+			sync_elist_link_init(&sync_entry_pool[i], SYNC_LOCK_LINK);
+			sync_elist_link_init(&sync_entry_pool[i], SYNC_HOLDER_LINK);
 			sync_entry_pool[i].state = SYNC_ENTRY_FREE;
 			sync_entry_pool[i].next_free = list->head;
 			list->head = i;
@@ -495,9 +497,9 @@ sync_lock_create(const SyncLockTag *tag, uint32 hashcode, bool *found)
 	dlist_node_init(&lock->rate_link);
 	lock->nwaiting = 0;
 	lock->ndormant = 0;
-	dlist_init(&lock->holders);
-	dlist_init(&lock->waiters);
-	dlist_init(&lock->dormant);
+	sync_elist_init(&lock->holders);
+	sync_elist_init(&lock->waiters);
+	sync_elist_init(&lock->dormant);
 	lock->rank_root = SYNC_ENTRY_NONE;
 	lock->stats = NULL;			/* attached at its first count */
 	return lock;
@@ -552,8 +554,9 @@ sync_lock_idle(SyncLock *lock)
 	if (lock->nheld != 0 || lock->nwaiting != 0 || lock->ndormant != 0 ||
 		lock->cached)
 		return;
-	Assert(dlist_is_empty(&lock->holders) && dlist_is_empty(&lock->waiters) &&
-		   dlist_is_empty(&lock->dormant));
+	Assert(sync_elist_is_empty(&lock->holders) &&
+		   sync_elist_is_empty(&lock->waiters) &&
+		   sync_elist_is_empty(&lock->dormant));
 	sync_lock_rate_done(lock);	/* nobody waits */
 	if (lock->limit_defined)
 	{
@@ -570,6 +573,57 @@ sync_lock_idle(SyncLock *lock)
 	}
 	else
 		sync_lock_remove(lock);
+}
+
+/*
+ * Put entry e, which is in no list, into 'list' right after 'prev' (NULL:
+ * at the head), through its link 'field'.  The caller holds what protects
+ * the list (engine.h: SyncEntryList).
+ */
+void
+sync_elist_insert_after(SyncEntryList *list, SyncEntry *prev, SyncEntry *e,
+						size_t field)
+{
+	SyncEntryLink *link = sync_link_of(e, field);
+	int32		self = sync_entry_index(e);
+	int32		next;
+
+	Assert(sync_elist_detached(e, field));
+	if (prev == NULL)
+	{
+		next = list->head;
+		list->head = self;
+	}
+	else
+	{
+		Assert(!sync_elist_detached(prev, field));
+		next = sync_link_of(prev, field)->next;
+		sync_link_of(prev, field)->next = self;
+	}
+	link->prev = sync_entry_index(prev);
+	link->next = next;
+	if (next == SYNC_ENTRY_NONE)
+		list->tail = self;
+	else
+		sync_link_of(sync_entry_at(next), field)->prev = self;
+}
+
+/* Take entry e out of 'list'; it is then in no list.  Same locking. */
+void
+sync_elist_delete(SyncEntryList *list, SyncEntry *e, size_t field)
+{
+	SyncEntryLink *link = sync_link_of(e, field);
+
+	Assert(!sync_elist_detached(e, field));
+	if (link->prev == SYNC_ENTRY_NONE)
+		list->head = link->next;
+	else
+		sync_link_of(sync_entry_at(link->prev), field)->next = link->next;
+	if (link->next == SYNC_ENTRY_NONE)
+		list->tail = link->prev;
+	else
+		sync_link_of(sync_entry_at(link->next), field)->prev = link->prev;
+	link->prev = link->next = SYNC_ENTRY_DETACHED;
 }
 
 /*
@@ -613,11 +667,11 @@ sync_entry_alloc(void)
 	if (entry != NULL)
 	{
 		Assert(entry->state == SYNC_ENTRY_FREE);
-		Assert(dlist_node_is_detached(&entry->lock_link));
-		Assert(dlist_node_is_detached(&entry->holder_link));
+		Assert(sync_elist_detached(entry, SYNC_LOCK_LINK));
+		Assert(sync_elist_detached(entry, SYNC_HOLDER_LINK));
 		entry->next_free = -1;
 		entry->lock = NULL;
-		entry->next_in_request = entry;
+		entry->next_in_request = sync_entry_index(entry);
 		entry->token = 0;
 		entry->scope = SYNC_SCOPE_SESSION;
 		entry->holder = NULL;
@@ -653,8 +707,8 @@ sync_entry_free(SyncEntry *entry)
 		Assert(entry_free_hook != NULL);
 		entry_free_hook(entry);
 	}
-	Assert(dlist_node_is_detached(&entry->lock_link));
-	Assert(dlist_node_is_detached(&entry->holder_link));
+	Assert(sync_elist_detached(entry, SYNC_LOCK_LINK));
+	Assert(sync_elist_detached(entry, SYNC_HOLDER_LINK));
 	entry->state = SYNC_ENTRY_FREE;
 	entry->lock = NULL;
 	entry->request_id = 0;

@@ -19,13 +19,21 @@
 
 #include "engine/engine_internal.h"
 
+/* A grant in the ring: its entry by number, the same in every backend. */
+typedef struct SyncOutboxSlot
+{
+	int32		entry;
+	uint64		request_id;
+	uint64		token;
+} SyncOutboxSlot;
+
 typedef struct SyncOutbox
 {
 	LWLock	   *lock;			/* the ring below */
 	uint32		head;			/* next item to read */
 	uint32		tail;			/* next free slot */
 	bool		overflow;		/* items were dropped: scan everything */
-	SyncOutboxItem items[SYNC_OUTBOX_SIZE];
+	SyncOutboxSlot items[SYNC_OUTBOX_SIZE];
 } SyncOutbox;
 
 static SyncOutbox *Outbox = NULL;
@@ -65,7 +73,13 @@ sync_outbox_append(const SyncOutboxItem *item)
 {
 	LWLockAcquire(Outbox->lock, LW_EXCLUSIVE);
 	if (Outbox->tail - Outbox->head < SYNC_OUTBOX_SIZE)
-		Outbox->items[Outbox->tail++ % SYNC_OUTBOX_SIZE] = *item;
+	{
+		SyncOutboxSlot *slot = &Outbox->items[Outbox->tail++ % SYNC_OUTBOX_SIZE];
+
+		slot->entry = sync_entry_index(item->entry);
+		slot->request_id = item->request_id;
+		slot->token = item->token;
+	}
 	else
 		Outbox->overflow = true;
 	LWLockRelease(Outbox->lock);
@@ -102,7 +116,7 @@ sync_outbox_requeue(const SyncOutboxItem *item)
 List *
 sync_outbox_drain(bool *overflow)
 {
-	SyncOutboxItem items[64];
+	SyncOutboxSlot items[64];
 	List	   *result = NIL;
 
 	*overflow = false;
@@ -128,7 +142,9 @@ sync_outbox_drain(bool *overflow)
 		{
 			SyncOutboxItem *copy = palloc(sizeof(SyncOutboxItem));
 
-			*copy = items[i];
+			copy->entry = sync_entry_at(items[i].entry);
+			copy->request_id = items[i].request_id;
+			copy->token = items[i].token;
 			result = lappend(result, copy);
 		}
 	}

@@ -47,8 +47,8 @@ void
 sync_holder_link(SyncLock *lock, SyncEntry *e)
 {
 	Assert(sync_partition_held(lock->hashcode, true));
-	Assert(e->lock == lock && dlist_node_is_detached(&e->lock_link));
-	dlist_push_tail(&lock->holders, &e->lock_link);
+	Assert(e->lock == lock && sync_elist_detached(e, SYNC_LOCK_LINK));
+	sync_elist_push_tail(&lock->holders, e, SYNC_LOCK_LINK);
 	lock->nheld++;
 	lock->slots_held += sync_entry_weight(e);
 }
@@ -60,7 +60,7 @@ sync_holder_unlink(SyncEntry *e)
 
 	Assert(sync_partition_held(lock->hashcode, true));
 	Assert(lock->nheld > 0 && lock->slots_held >= sync_entry_weight(e));
-	dlist_delete_thoroughly(&e->lock_link);
+	sync_elist_delete(&lock->holders, e, SYNC_LOCK_LINK);
 	lock->nheld--;
 	lock->slots_held -= sync_entry_weight(e);
 	sync_stats_hold_ended(sync_lock_stats(lock), e->since);
@@ -78,7 +78,8 @@ sync_queue_remove(SyncEntry *e)
 
 	Assert(sync_partition_held(lock->hashcode, true));
 	Assert(e->state == SYNC_ENTRY_PENDING || e->state == SYNC_ENTRY_DORMANT);
-	dlist_delete_thoroughly(&e->lock_link);
+	sync_elist_delete(e->state == SYNC_ENTRY_PENDING ? &lock->waiters : &lock->dormant,
+					  e, SYNC_LOCK_LINK);
 	if (e->state == SYNC_ENTRY_PENDING)
 	{
 		Assert(lock->nwaiting > 0);
@@ -158,29 +159,24 @@ sync_fair_next_tag(const SyncEntry *e)
  * (a higher priority) is placed at once, whatever the length of the list.
  */
 static void
-sync_ordered_insert(dlist_head *list, SyncEntry *entry,
+sync_ordered_insert(SyncEntryList *list, SyncEntry *entry,
 					bool (*precedes) (const SyncEntry *, const SyncEntry *))
 {
-	dlist_iter	iter;
-
-	Assert(dlist_node_is_detached(&entry->lock_link));
-	if (dlist_is_empty(list) ||
-		precedes(entry, dlist_head_element(SyncEntry, lock_link, list)))
+	Assert(sync_elist_detached(entry, SYNC_LOCK_LINK));
+	if (sync_elist_is_empty(list) || precedes(entry, sync_elist_head(list)))
 	{
-		dlist_push_head(list, &entry->lock_link);
+		sync_elist_push_head(list, entry, SYNC_LOCK_LINK);
 		return;
 	}
-	dlist_reverse_foreach(iter, list)
+	sync_elist_foreach_reverse(other, list, lock_link)
 	{
-		SyncEntry  *other = dlist_container(SyncEntry, lock_link, iter.cur);
-
 		if (precedes(other, entry))
 		{
-			dlist_insert_after(&other->lock_link, &entry->lock_link);
+			sync_elist_insert_after(list, other, entry, SYNC_LOCK_LINK);
 			return;
 		}
 	}
-	dlist_push_head(list, &entry->lock_link);
+	sync_elist_push_head(list, entry, SYNC_LOCK_LINK);
 }
 
 /*
@@ -189,26 +185,22 @@ sync_ordered_insert(dlist_head *list, SyncEntry *entry,
  * one pass over the queue from 'from', as both are in order.
  */
 static void
-sync_queue_merge(SyncLock *lock, SyncEntry *from, dlist_head *moved)
+sync_queue_merge(SyncLock *lock, SyncEntry *from, SyncEntryList *moved)
 {
-	dlist_node *cur = &from->lock_link;
+	SyncEntry  *cur = from;
 
-	while (!dlist_is_empty(moved))
+	while (!sync_elist_is_empty(moved))
 	{
-		dlist_node *node = dlist_pop_head_node(moved);
-		SyncEntry  *m = dlist_container(SyncEntry, lock_link, node);
+		SyncEntry  *m = sync_elist_head(moved);
+		SyncEntry  *next;
 
-		while (dlist_has_next(&lock->waiters, cur))
-		{
-			dlist_node *next = dlist_next_node(&lock->waiters, cur);
-
-			if (!sync_entry_precedes(dlist_container(SyncEntry, lock_link, next), m))
-				break;
+		sync_elist_delete(moved, m, SYNC_LOCK_LINK);
+		while ((next = sync_elist_next(cur, SYNC_LOCK_LINK)) != NULL &&
+			   sync_entry_precedes(next, m))
 			cur = next;
-		}
-		dlist_insert_after(cur, node);
-		sync_rank_insert(lock, m, dlist_container(SyncEntry, lock_link, cur));
-		cur = node;
+		sync_elist_insert_after(&lock->waiters, cur, m, SYNC_LOCK_LINK);
+		sync_rank_insert(lock, m, cur);
+		cur = m;
 	}
 }
 
@@ -221,30 +213,28 @@ sync_queue_merge(SyncLock *lock, SyncEntry *from, dlist_head *moved)
 static void
 sync_fair_retag_after(SyncLock *lock, SyncEntry *from)
 {
-	dlist_head	moved;
-	dlist_node *node = &from->lock_link;
+	SyncEntryList moved;
+	SyncEntry  *e = sync_elist_next(from, SYNC_LOCK_LINK);
 	double		tag = sync_fair_next_tag(from);
 
-	dlist_init(&moved);
+	sync_elist_init(&moved);
 	from->fair_retag = false;
-	while (dlist_has_next(&lock->waiters, node))
+	while (e != NULL)
 	{
-		dlist_node *next = dlist_next_node(&lock->waiters, node);
-		SyncEntry  *e = dlist_container(SyncEntry, lock_link, next);
+		SyncEntry  *next = sync_elist_next(e, SYNC_LOCK_LINK);
 
 		if (e->priority != from->priority)
 			break;
-		if (!sync_same_fair_key(e, from))
+		if (sync_same_fair_key(e, from))
 		{
-			node = next;
-			continue;
+			e->fair_tag = tag;
+			e->fair_retag = false;
+			tag = sync_fair_next_tag(e);
+			sync_elist_delete(&lock->waiters, e, SYNC_LOCK_LINK);
+			sync_rank_remove(lock, e);
+			sync_elist_push_tail(&moved, e, SYNC_LOCK_LINK);
 		}
-		e->fair_tag = tag;
-		e->fair_retag = false;
-		tag = sync_fair_next_tag(e);
-		dlist_delete(next);
-		sync_rank_remove(lock, e);
-		dlist_push_tail(&moved, next);
+		e = next;
 	}
 	sync_queue_merge(lock, from, &moved);
 }
@@ -256,10 +246,7 @@ sync_fair_retag_after(SyncLock *lock, SyncEntry *from)
 static void
 sync_queue_link_after(SyncLock *lock, SyncEntry *e, SyncEntry *prev)
 {
-	if (prev == NULL)
-		dlist_push_head(&lock->waiters, &e->lock_link);
-	else
-		dlist_insert_after(&prev->lock_link, &e->lock_link);
+	sync_elist_insert_after(&lock->waiters, prev, e, SYNC_LOCK_LINK);
 	sync_rank_insert(lock, e, prev);
 }
 
@@ -267,10 +254,7 @@ sync_queue_link_after(SyncLock *lock, SyncEntry *e, SyncEntry *prev)
 static inline SyncEntry *
 sync_queue_prev(SyncLock *lock, SyncEntry *e)
 {
-	if (!dlist_has_prev(&lock->waiters, &e->lock_link))
-		return NULL;
-	return dlist_container(SyncEntry, lock_link,
-						   dlist_prev_node(&lock->waiters, &e->lock_link));
+	return sync_elist_prev(e, SYNC_LOCK_LINK);
 }
 
 /*
@@ -339,12 +323,9 @@ sync_fair_retag(SyncLock *lock)
 	for (;;)
 	{
 		SyncEntry  *first = NULL;
-		dlist_iter	iter;
 
-		dlist_foreach(iter, &lock->waiters)
+		sync_elist_foreach(e, &lock->waiters, lock_link)
 		{
-			SyncEntry  *e = dlist_container(SyncEntry, lock_link, iter.cur);
-
 			if (e->fair_retag)
 			{
 				first = e;
@@ -433,7 +414,7 @@ sync_queue_over_cap(SyncEntry *first)
 		if (lock->max_waiters >= 0 &&
 			lock->nwaiting + lock->ndormant > lock->max_waiters)
 			return e;
-		e = e->next_in_request;
+		e = sync_next_in_request(e);
 	} while (e != first);
 	return NULL;
 }
@@ -453,7 +434,7 @@ sync_queue_unlink(SyncEntry *first)
 	{
 		sync_queue_remove(e);
 		e->state = SYNC_ENTRY_FREE;
-		e = e->next_in_request;
+		e = sync_next_in_request(e);
 	} while (e != first);
 }
 

@@ -230,17 +230,14 @@ sync_rank_last_at_least(SyncLock *lock, int32 priority)
 bool
 sync_rank_check(SyncLock *lock)
 {
-	dlist_iter	iter;
 	int			pos = 0;
 
 	if (lock->nwaiting > 64)
 		return true;
 	if (size_of(lock->rank_root) != lock->nwaiting)
 		return false;
-	dlist_foreach(iter, &lock->waiters)
+	sync_elist_foreach(e, &lock->waiters, lock_link)
 	{
-		SyncEntry  *e = dlist_container(SyncEntry, lock_link, iter.cur);
-
 		if (sync_rank_position(e) != ++pos)
 			return false;
 		if (e->rank_size != 1 + size_of(e->rank_left) + size_of(e->rank_right))

@@ -306,10 +306,10 @@ sync_bind_request(AcquireRequest *req, int32 priority, SyncScope scope,
 		if (*first == NULL)
 			*first = req->entries[i];
 		else
-			prev->next_in_request = req->entries[i];
+			prev->next_in_request = sync_entry_index(req->entries[i]);
 		prev = req->entries[i];
 	}
-	prev->next_in_request = *first;
+	prev->next_in_request = sync_entry_index(*first);
 	return 0;
 }
 
@@ -408,7 +408,7 @@ sync_withdraw_request(SyncEntry *first, SyncWaitEnd how)
 	e = first;
 	do
 	{
-		SyncEntry  *next = e->next_in_request;
+		SyncEntry  *next = sync_next_in_request(e);
 		SyncLock   *lock = e->lock;
 
 		if (e->state == SYNC_ENTRY_HELD)

@@ -83,7 +83,7 @@ sync_request_grant(SyncEntry *entry, SyncGrantHow how)
 		Assert(e->state == entry->state);
 		Assert(how == SYNC_GRANT_FORCED ? e->state == SYNC_ENTRY_FREE :
 			   sync_entry_grantable_check(e));
-		e = e->next_in_request;
+		e = sync_next_in_request(e);
 	} while (e != entry);
 #endif
 
@@ -95,7 +95,7 @@ sync_request_grant(SyncEntry *entry, SyncGrantHow how)
 			sync_count_passes(lock, e);
 		if (e->state == SYNC_ENTRY_PENDING)
 			sync_queue_remove(e);
-		Assert(dlist_node_is_detached(&e->lock_link));
+		Assert(sync_elist_detached(e, SYNC_LOCK_LINK));
 		sync_stats_granted(sync_lock_stats(lock), how == SYNC_GRANT_WAITED,
 						   e->since, now);
 		e->state = SYNC_ENTRY_HELD;
@@ -108,7 +108,7 @@ sync_request_grant(SyncEntry *entry, SyncGrantHow how)
 			Assert(keyed_grant_hook != NULL);
 			keyed_grant_hook(e);
 		}
-		e = e->next_in_request;
+		e = sync_next_in_request(e);
 	} while (e != entry);
 
 	/* a keyed holder is told by the worker's NOTIFY instead (holder_table.c) */
@@ -147,15 +147,13 @@ sync_defer_request(SyncEntry *entry)
 static TimestampTz
 sync_rate_check(SyncLock *lock)
 {
-	dlist_iter	iter;
 	bool		passing = false;
 	SyncBestEffort be = SYNC_BEST_EFFORT_INIT;
 	TimestampTz now = 0;
 
 	if (lock->rate_limit > 0)
-		dlist_foreach(iter, &lock->waiters)
+		sync_elist_foreach(w, &lock->waiters, lock_link)
 		{
-			SyncEntry  *w = dlist_container(SyncEntry, lock_link, iter.cur);
 			SyncPassStep step = sync_pass_step(w, lock->nheld, lock->slots_held,
 											   &passing, &be, &now);
 			TimestampTz due;
@@ -194,7 +192,7 @@ sync_queue_rate_check(SyncEntry *first)
 	{
 		if (e->lock->rate_limit > 0)
 			(void) sync_rate_check(e->lock);
-		e = e->next_in_request;
+		e = sync_next_in_request(e);
 	} while (e != first);
 }
 
@@ -224,7 +222,7 @@ sync_queue_waiting(SyncEntry *first)
 			if (front != NULL && front != e && front->nlocks > 1)
 				sync_defer_request(front);
 		}
-		e = e->next_in_request;
+		e = sync_next_in_request(e);
 	} while (e != first);
 }
 
@@ -284,15 +282,13 @@ sync_rate_pass(TimestampTz now)
 static TimestampTz
 sync_grant_pass(SyncLock *lock)
 {
-	dlist_mutable_iter iter;
 	bool		passing = false;
 	SyncBestEffort be = SYNC_BEST_EFFORT_INIT;
 	TimestampTz now = 0;
 
 	Assert(sync_partition_held(lock->hashcode, true));
-	dlist_foreach_modify(iter, &lock->waiters)
+	sync_elist_foreach_modify(front, &lock->waiters, lock_link)
 	{
-		SyncEntry  *front = dlist_container(SyncEntry, lock_link, iter.cur);
 		SyncPassStep step = sync_pass_step(front, lock->nheld, lock->slots_held,
 										   &passing, &be, &now);
 
@@ -357,7 +353,6 @@ SyncEntry *
 sync_queue_handoff_candidate(SyncEntry *held)
 {
 	SyncLock   *lock = held->lock;
-	dlist_iter	iter;
 	bool		passing = false;
 	TimestampTz now = 0;
 
@@ -369,9 +364,8 @@ sync_queue_handoff_candidate(SyncEntry *held)
 	 */
 	if (lock->rate_limit > 0)
 		return NULL;
-	dlist_foreach(iter, &lock->waiters)
+	sync_elist_foreach(w, &lock->waiters, lock_link)
 	{
-		SyncEntry  *w = dlist_container(SyncEntry, lock_link, iter.cur);
 		SyncPassStep step = sync_pass_step(w, lock->nheld - 1,
 										   lock->slots_held - sync_entry_weight(held),
 										   &passing, NULL, &now);
@@ -437,17 +431,14 @@ bool
 sync_claim_grantable(SyncEntry *e)
 {
 	SyncLock   *lock = e->lock;
-	dlist_iter	iter;
 	TimestampTz now = 0;
 
 	Assert(sync_partition_held(lock->hashcode, false));
 	if (e->nlocks != 1 || !sync_entry_fits(e, &now) ||
 		TransactionIdIsValid(e->reserved_xid))
 		return false;
-	dlist_foreach(iter, &lock->waiters)
+	sync_elist_foreach(w, &lock->waiters, lock_link)
 	{
-		SyncEntry  *w = dlist_container(SyncEntry, lock_link, iter.cur);
-
 		if (w == e || !sync_entry_precedes(w, e))
 			break;
 		if (!w->claim && !TransactionIdIsValid(w->reserved_xid))
@@ -505,7 +496,7 @@ sync_best_effort_blocked(SyncEntry *entry)
 	do
 	{
 		any |= e->lock->best_effort;
-		e = e->next_in_request;
+		e = sync_next_in_request(e);
 	} while (e != entry);
 	if (!any || !sync_blocked_note(entry))
 		return;
@@ -513,7 +504,7 @@ sync_best_effort_blocked(SyncEntry *entry)
 	{
 		if (e->lock->best_effort)
 			sync_grant_waiters(e->lock);
-		e = e->next_in_request;
+		e = sync_next_in_request(e);
 	} while (e != entry);
 }
 
@@ -550,7 +541,7 @@ sync_grant_deferred(void)
 			do
 			{
 				sync_grant_waiters(e->lock);
-				e = e->next_in_request;
+				e = sync_next_in_request(e);
 			} while (e != entry);
 		}
 		sync_unlock_partitions(item.partmask);

@@ -226,15 +226,12 @@ sync_controller_active(int slot)
 static int
 sync_move_entries(SyncLock *lock, int slot, bool activate)
 {
-	dlist_head *from = activate ? &lock->dormant : &lock->waiters;
-	dlist_mutable_iter iter;
+	SyncEntryList *from = activate ? &lock->dormant : &lock->waiters;
 	int			moved = 0;
 
 	Assert(sync_partition_held(lock->hashcode, true));
-	dlist_foreach_modify(iter, from)
+	sync_elist_foreach_modify(e, from, lock_link)
 	{
-		SyncEntry  *e = dlist_container(SyncEntry, lock_link, iter.cur);
-
 		if (e->controller != slot)
 			continue;
 		Assert(e->state == (activate ? SYNC_ENTRY_DORMANT : SYNC_ENTRY_PENDING));

@@ -178,7 +178,7 @@ sync_holder_lookup(const char *key, bool create)
 	if (holder != NULL && !found)
 	{
 		holder->nentries = 0;
-		dlist_init(&holder->entries);
+		sync_elist_init(&holder->entries);
 	}
 	return holder;
 }
@@ -191,15 +191,11 @@ sync_holder_lookup(const char *key, bool create)
 SyncEntry *
 sync_holder_entry(SyncHolder *holder, const char *name)
 {
-	dlist_iter	iter;
-
 	Assert(LWLockHeldByMe(Holders->lock));
 	if (holder == NULL)
 		return NULL;
-	dlist_foreach(iter, &holder->entries)
+	sync_elist_foreach(e, &holder->entries, holder_link)
 	{
-		SyncEntry  *e = dlist_container(SyncEntry, holder_link, iter.cur);
-
 		if (TransactionIdIsValid(e->release_xid) &&
 			TransactionIdIsCurrentTransactionId(e->release_xid))
 			continue;
@@ -222,7 +218,7 @@ holders_entry_freeing(SyncEntry *entry)
 	Assert(LWLockHeldByMeInMode(Holders->lock, LW_EXCLUSIVE));
 	Assert(sync_partition_held(entry->lock->hashcode, true));
 	sync_holder_changed(holder->tag.dbid, holder->tag.key);	/* sync_wait */
-	dlist_delete_thoroughly(&entry->holder_link);
+	sync_elist_delete(&holder->entries, entry, SYNC_HOLDER_LINK);
 	if (--holder->nentries == 0)
 		hash_search(SyncHolderHash, &holder->tag, HASH_REMOVE, NULL);
 	if (entry->controller >= 0)
@@ -328,15 +324,12 @@ sync_keyed_holder_locks(const char *holder)
 {
 	SyncHolder *h;
 	List	   *names = NIL;
-	dlist_iter	iter;
 
 	LWLockAcquire(Holders->lock, LW_SHARED);
 	h = sync_holder_lookup(holder, false);
 	if (h != NULL)
-		dlist_foreach(iter, &h->entries)
+		sync_elist_foreach(e, &h->entries, holder_link)
 		{
-			SyncEntry  *e = dlist_container(SyncEntry, holder_link, iter.cur);
-
 			if (TransactionIdIsValid(e->created_xid) &&
 				!TransactionIdIsCurrentTransactionId(e->created_xid))
 				continue;
@@ -357,7 +350,8 @@ sync_keyed_request_locks(SyncEntry *entry, uint64 request_id)
 
 	LWLockAcquire(Holders->lock, LW_SHARED);
 	if (sync_keyed_entry_is(entry, request_id))
-		for (SyncEntry *e = entry->next_in_request; e != entry; e = e->next_in_request)
+		for (SyncEntry *e = sync_next_in_request(entry); e != entry;
+			 e = sync_next_in_request(e))
 			names = lappend(names, pstrdup(e->lock->tag.name));
 	LWLockRelease(Holders->lock);
 	return names;
@@ -380,17 +374,14 @@ sync_keyed_mark_release(const char *name, const char *holder, uint64 request_id,
 						TransactionId xid, SyncKeyedInfo *info)
 {
 	SyncHolder *h;
-	dlist_iter	iter;
 	SyncEntry  *e = NULL;
 
 	memset(info, 0, sizeof(SyncKeyedInfo));
 	LWLockAcquire(Holders->lock, LW_EXCLUSIVE);
 	h = sync_holder_lookup(holder, false);
 	if (h != NULL)
-		dlist_foreach(iter, &h->entries)
+		sync_elist_foreach(c, &h->entries, holder_link)
 		{
-			SyncEntry  *c = dlist_container(SyncEntry, holder_link, iter.cur);
-
 			if (c->request_id == request_id && strcmp(c->lock->tag.name, name) == 0)
 			{
 				e = c;
@@ -420,27 +411,27 @@ sync_keyed_release_held(SyncEntry *e, SyncEntry *next, uint64 token,
 						TimestampTz since)
 {
 	SyncLock   *lock = e->lock;
-	uint32		partmask = (e->next_in_request != e) ? e->partmask :
+	uint32		partmask = (sync_next_in_request(e) != e) ? e->partmask :
 		(1U << sync_partition_of(lock->hashcode));
 
 	Assert(LWLockHeldByMeInMode(Holders->lock, LW_EXCLUSIVE));
 	sync_lock_partitions(partmask, LW_EXCLUSIVE);
 	Assert(e->state == SYNC_ENTRY_HELD);
-	if (e->next_in_request != e)
+	if (sync_next_in_request(e) != e)
 	{
 		SyncEntry  *p = e;
-		SyncEntry  *rest = e->next_in_request;
+		SyncEntry  *rest = sync_next_in_request(e);
 
-		while (p->next_in_request != e)
-			p = p->next_in_request;
-		p->next_in_request = rest;
-		e->next_in_request = e;
+		while (sync_next_in_request(p) != e)
+			p = sync_next_in_request(p);
+		p->next_in_request = sync_entry_index(rest);
+		e->next_in_request = sync_entry_index(e);
 		/* the others were granted together; they now count one lock less */
 		p = rest;
 		do
 		{
 			p->nlocks--;
-			p = p->next_in_request;
+			p = sync_next_in_request(p);
 		} while (p != rest);
 	}
 	if (next != NULL)
@@ -469,18 +460,14 @@ sync_keyed_purge(SyncKeyedFilter filter, void *arg)
 	sync_foreach_live_lock(it)
 	{
 		SyncLock   *lock = sync_live_lock(it);
-		dlist_head *lists[3] = {&lock->holders, &lock->waiters, &lock->dormant};
+		SyncEntryList *lists[3] = {&lock->holders, &lock->waiters, &lock->dormant};
 
 		if (lock->tag.dbid != MyDatabaseId)
 			continue;
 		for (int l = 0; l < 3; l++)
 		{
-			dlist_mutable_iter iter;
-
-			dlist_foreach_modify(iter, lists[l])
+			sync_elist_foreach_modify(e, lists[l], lock_link)
 			{
-				SyncEntry  *e = dlist_container(SyncEntry, lock_link, iter.cur);
-
 				if (e->scope != SYNC_SCOPE_KEYED || (filter && !filter(e, arg)))
 					continue;
 				if (e->state == SYNC_ENTRY_HELD)

@@ -53,7 +53,7 @@ typedef struct SyncHolder
 {
 	SyncHolderTag tag;			/* hash key; must be first */
 	int32		nentries;
-	dlist_head	entries;		/* SyncEntry.holder_link */
+	SyncEntryList entries;		/* SyncEntry.holder_link */
 } SyncHolder;
 
 typedef struct SyncKeyedInfo

@@ -57,7 +57,7 @@ sync_ring_add(HTAB *rings, SyncStateRow *row, SyncEntry *e)
 	}
 	else
 	{
-		ring->last->next_in_request = e;
+		ring->last->next_in_request = sync_entry_index(e);
 		ring->last = e;
 		ring->n++;
 		ring->partmask |= e->partmask;
@@ -175,8 +175,8 @@ sync_load_entry(LoadState *ls, SyncStateRow *row, SyncLock *lock,
 	e->partmask = 1U << sync_partition_of(hashcode);
 	e->nlocks = 1;
 	e->holder = h;
-	Assert(dlist_node_is_detached(&e->holder_link));
-	dlist_push_tail(&h->entries, &e->holder_link);
+	Assert(sync_elist_detached(e, SYNC_HOLDER_LINK));
+	sync_elist_push_tail(&h->entries, e, SYNC_HOLDER_LINK);
 	h->nentries++;
 	e->queued_at = row->queued_at;
 	e->lease_us = row->lease_us;
@@ -270,12 +270,12 @@ sync_load_finish(LoadState *ls)
 	{
 		SyncEntry  *e = ring->first;
 
-		ring->last->next_in_request = ring->first;
+		ring->last->next_in_request = sync_entry_index(ring->first);
 		do
 		{
 			e->nlocks = ring->n;
 			e->partmask = ring->partmask;
-			e = e->next_in_request;
+			e = sync_next_in_request(e);
 		} while (e != ring->first);
 	}
 
@@ -361,14 +361,11 @@ sync_keyed_visit_held(HeldVisitor visit, void *arg)
 	sync_foreach_live_lock(it)
 	{
 		SyncLock   *lock = sync_live_lock(it);
-		dlist_iter	iter;
 
 		if (lock->tag.dbid != MyDatabaseId || lock->nheld == 0)
 			continue;
-		dlist_foreach(iter, &lock->holders)
+		sync_elist_foreach(e, &lock->holders, lock_link)
 		{
-			SyncEntry  *e = dlist_container(SyncEntry, lock_link, iter.cur);
-
 			if (e->scope == SYNC_SCOPE_KEYED)
 				visit(e, arg);
 		}
@@ -425,17 +422,14 @@ sync_keyed_unfit(bool *retry)
 	sync_foreach_live_lock(it)
 	{
 		SyncLock   *lock = sync_live_lock(it);
-		dlist_head *lists[2] = {&lock->waiters, &lock->dormant};
+		SyncEntryList *lists[2] = {&lock->waiters, &lock->dormant};
 
 		if (lock->tag.dbid != MyDatabaseId || lock->kind != SYNC_KIND_SEMAPHORE)
 			continue;
 		for (int l = 0; l < 2; l++)
 		{
-			dlist_iter	iter;
-
-			dlist_foreach(iter, lists[l])
+			sync_elist_foreach(e, lists[l], lock_link)
 			{
-				SyncEntry  *e = dlist_container(SyncEntry, lock_link, iter.cur);
 				SyncStateRow *row;
 
 				if (e->scope != SYNC_SCOPE_KEYED || !sync_entry_unfit(e))
@@ -576,7 +570,7 @@ sync_keyed_set_admit_limit(const char *name, const char *holder, int32 limit,
 			do
 			{
 				x->admit_limit = limit;
-				x = x->next_in_request;
+				x = sync_next_in_request(x);
 			} while (x != e);
 			if (grant)
 				sync_grant_waiters(e->lock);

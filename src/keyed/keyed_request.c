@@ -58,7 +58,7 @@ sync_same_request(SyncEntry **existing, int nnames)
 	do
 	{
 		ring++;
-		e = e->next_in_request;
+		e = sync_next_in_request(e);
 	} while (e != existing[0]);
 	return ring == nnames;
 }
@@ -320,8 +320,8 @@ sync_keyed_place(SyncKeyedRequest *kr, AcquireRequest *req, SyncEntry *first,
 		e->pid = 0;
 		e->procno = -1;
 		e->holder = h;
-		Assert(dlist_node_is_detached(&e->holder_link));
-		dlist_push_tail(&h->entries, &e->holder_link);
+		Assert(sync_elist_detached(e, SYNC_HOLDER_LINK));
+		sync_elist_push_tail(&h->entries, e, SYNC_HOLDER_LINK);
 		h->nentries++;
 		e->lease_us = kr->lease_us;
 		e->lease_expires = 0;
@@ -343,7 +343,7 @@ sync_keyed_place(SyncKeyedRequest *kr, AcquireRequest *req, SyncEntry *first,
 		do
 		{
 			e->persisted = true;
-			e = e->next_in_request;
+			e = sync_next_in_request(e);
 		} while (e != first);
 	}
 	return SYNC_PLACED;

@@ -279,13 +279,13 @@ sync_apply_resort(KeyedOp *op)
 				else
 					sync_queue_insert(lock, e);
 			}
-			e = e->next_in_request;
+			e = sync_next_in_request(e);
 		} while (e != first);
 		e = first;
 		do
 		{
 			sync_grant_waiters(e->lock);
-			e = e->next_in_request;
+			e = sync_next_in_request(e);
 		} while (e != first);
 		sync_unlock_partitions(partmask);
 	}

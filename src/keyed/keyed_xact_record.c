@@ -262,12 +262,8 @@ sync_keyed_unwritten_grants(const char *name)
 	lock = sync_lock_lookup(&tag, hashcode);
 	if (lock != NULL)
 	{
-		dlist_iter	iter;
-
-		dlist_foreach(iter, &lock->holders)
+		sync_elist_foreach(e, &lock->holders, lock_link)
 		{
-			SyncEntry  *e = dlist_container(SyncEntry, lock_link, iter.cur);
-
 			if (e->scope == SYNC_SCOPE_KEYED && !e->persisted)
 				unwritten = true;
 		}

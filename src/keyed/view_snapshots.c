@@ -19,15 +19,13 @@
 #include "keyed/keyed_internal.h"
 
 static int
-sync_copy_entries(dlist_head *list, EntryRow *rows, int nrows, const char *name,
+sync_copy_entries(SyncEntryList *list, EntryRow *rows, int nrows, const char *name,
 				  bool queued)
 {
-	dlist_iter	iter;
 	int			position = 0;
 
-	dlist_foreach(iter, list)
+	sync_elist_foreach(e, list, lock_link)
 	{
-		SyncEntry  *e = dlist_container(SyncEntry, lock_link, iter.cur);
 		EntryRow   *row = &rows[nrows++];
 
 		row->name = name;
