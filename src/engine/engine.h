@@ -404,7 +404,8 @@ extern void sync_make_tag(SyncLockTag *tag, Oid dbid, const char *name);
 extern uint32 sync_tag_hash(const SyncLockTag *tag);
 extern LWLock *sync_partition_lock(uint32 hashcode);
 extern int	sync_partition_of(uint32 hashcode);
-extern SyncLock *sync_lock_lookup(const SyncLockTag *tag, uint32 hashcode);
+extern SyncLock *sync_lock_find(Oid dbid, const char *name, LWLockMode mode,
+								LWLock **partition);
 extern SyncLock *sync_lock_create(const SyncLockTag *tag, uint32 hashcode,
 								  bool *found);
 extern bool sync_make_room(uint32 hashcode);

@@ -175,6 +175,7 @@ sync_entry_weight(const SyncEntry *e)
 	return e->shared ? 0 : e->slots;
 }
 
+extern SyncLock *sync_lock_lookup(const SyncLockTag *tag, uint32 hashcode);
 extern void sync_lock_uncache(SyncLock *lock);
 extern void sync_lock_remove(SyncLock *lock);
 extern void sync_lock_drop_cached(Oid dbid, const char *name);

@@ -253,6 +253,24 @@ sync_lock_lookup(const SyncLockTag *tag, uint32 hashcode)
 													HASH_FIND, NULL);
 }
 
+/*
+ * Take the partition of the lock 'name' of database 'dbid' in 'mode', and
+ * find the lock, live or cached (NULL if it is not in the table).
+ * *partition is the partition lock, which the caller releases.
+ */
+SyncLock *
+sync_lock_find(Oid dbid, const char *name, LWLockMode mode, LWLock **partition)
+{
+	SyncLockTag tag;
+	uint32		hashcode;
+
+	sync_make_tag(&tag, dbid, name);
+	hashcode = sync_tag_hash(&tag);
+	*partition = sync_partition_lock(hashcode);
+	LWLockAcquire(*partition, mode);
+	return sync_lock_lookup(&tag, hashcode);
+}
+
 /* Drop a lock from the hash.  Caller holds its partition exclusively. */
 void
 sync_lock_remove(SyncLock *lock)
@@ -377,16 +395,9 @@ sync_lock_drop_cached(Oid dbid, const char *name)
 	Assert(!sync_any_partition_held());
 	if (name != NULL)
 	{
-		SyncLockTag tag;
-		uint32		hashcode;
 		LWLock	   *partition;
-		SyncLock   *lock;
+		SyncLock   *lock = sync_lock_find(dbid, name, LW_EXCLUSIVE, &partition);
 
-		sync_make_tag(&tag, dbid, name);
-		hashcode = sync_tag_hash(&tag);
-		partition = sync_partition_lock(hashcode);
-		LWLockAcquire(partition, LW_EXCLUSIVE);
-		lock = sync_lock_lookup(&tag, hashcode);
 		if (lock != NULL && lock->cached)
 			sync_lock_remove(lock);
 		LWLockRelease(partition);

@@ -612,18 +612,13 @@ sync_limits_at_commit(void)
 		hash_seq_init(&status, pending_values);
 		while ((value = hash_seq_search(&status)) != NULL)
 		{
-			SyncLockTag tag;
 			char		lock_name[SYNC_NAME_BUFLEN];
-			uint32		hashcode;
 			LWLock	   *partition;
 			SyncLock   *lock;
 
 			snprintf(lock_name, sizeof(lock_name), "sem/%s", value->name);
-			sync_make_tag(&tag, MyDatabaseId, lock_name);
-			hashcode = sync_tag_hash(&tag);
-			partition = sync_partition_lock(hashcode);
-			LWLockAcquire(partition, LW_EXCLUSIVE);
-			lock = sync_lock_lookup(&tag, hashcode);
+			lock = sync_lock_find(MyDatabaseId, lock_name, LW_EXCLUSIVE,
+								  &partition);
 			if (lock != NULL)
 				sync_limit_apply(lock, &value->value);
 			LWLockRelease(partition);

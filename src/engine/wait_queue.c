@@ -557,16 +557,10 @@ sync_grant_deferred(void)
 void
 sync_grant_waiters_of(const char *name)
 {
-	SyncLockTag tag;
-	uint32		hashcode;
 	LWLock	   *partition;
-	SyncLock   *lock;
+	SyncLock   *lock = sync_lock_find(MyDatabaseId, name, LW_EXCLUSIVE,
+									  &partition);
 
-	sync_make_tag(&tag, MyDatabaseId, name);
-	hashcode = sync_tag_hash(&tag);
-	partition = sync_partition_lock(hashcode);
-	LWLockAcquire(partition, LW_EXCLUSIVE);
-	lock = sync_lock_lookup(&tag, hashcode);
 	if (lock != NULL)
 		sync_grant_waiters(lock);
 	LWLockRelease(partition);

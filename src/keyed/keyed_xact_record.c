@@ -249,17 +249,11 @@ sync_keyed_xact_claim(const char *name, const char *holder,
 bool
 sync_keyed_unwritten_grants(const char *name)
 {
-	SyncLockTag tag;
-	uint32		hashcode;
 	LWLock	   *partition;
-	SyncLock   *lock;
+	SyncLock   *lock = sync_lock_find(MyDatabaseId, name, LW_SHARED,
+									  &partition);
 	bool		unwritten = false;
 
-	sync_make_tag(&tag, MyDatabaseId, name);
-	hashcode = sync_tag_hash(&tag);
-	partition = sync_partition_lock(hashcode);
-	LWLockAcquire(partition, LW_SHARED);
-	lock = sync_lock_lookup(&tag, hashcode);
 	if (lock != NULL)
 	{
 		sync_elist_foreach(e, &lock->holders, lock_link)
