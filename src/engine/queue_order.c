@@ -250,13 +250,6 @@ sync_queue_link_after(SyncLock *lock, SyncEntry *e, SyncEntry *prev)
 	sync_rank_insert(lock, e, prev);
 }
 
-/* The entry before e in its lock's queue, or NULL at the front. */
-static inline SyncEntry *
-sync_queue_prev(SyncLock *lock, SyncEntry *e)
-{
-	return sync_elist_prev(e, SYNC_LOCK_LINK);
-}
-
 /*
  * Tag a pending entry and put it into its lock's queue (see the fair
  * queueing rule at the top of this file).  The queue's tree finds the last
@@ -284,7 +277,7 @@ sync_fair_insert(SyncLock *lock, SyncEntry *entry)
 		return;
 	}
 	for (SyncEntry *o = band_end; o != NULL && o->priority == entry->priority;
-		 o = sync_queue_prev(lock, o))
+		 o = sync_elist_prev(o, SYNC_LOCK_LINK))
 	{
 		head = o;
 		if (sync_same_fair_key(o, entry))
@@ -305,7 +298,7 @@ sync_fair_insert(SyncLock *lock, SyncEntry *entry)
 	/* its place: after the last entry of its band that precedes it */
 	prev = band_end;
 	while (prev != NULL && !sync_entry_precedes(prev, entry))
-		prev = sync_queue_prev(lock, prev);
+		prev = sync_elist_prev(prev, SYNC_LOCK_LINK);
 	sync_queue_link_after(lock, entry, prev);
 	if (later != NULL)
 		sync_fair_retag_after(lock, entry);
