@@ -19,11 +19,12 @@ OBJS         = src/core/client_wait.o src/core/guc.o src/core/holder_wakeups.o \
                src/core/names.o src/core/notify_payloads.o \
                src/core/owner_statements.o src/core/privileges.o \
                src/core/table_lookup.o src/core/table_rows.o \
-               src/core/tokens.o \
+               src/core/shared_pool.o src/core/tokens.o \
                src/engine/backend_holds.o src/engine/backend_wait.o \
                src/engine/deadlock.o \
                src/engine/fair_weights.o src/engine/grant_rules.o \
-               src/engine/lock_table.o src/engine/outbox.o \
+               src/engine/entry_pool.o src/engine/lock_table.o \
+               src/engine/outbox.o \
                src/engine/queue_order.o src/engine/queue_rank.o \
                src/engine/rate_limits.o src/engine/request.o \
                src/engine/sem_limits.o src/engine/stats.o \
@@ -44,9 +45,10 @@ OBJS         = src/core/client_wait.o src/core/guc.o src/core/holder_wakeups.o \
 # One full install script per release line, as contrib does: the first
 # (1.0) and the current one; every other version installs as 1.0 plus the
 # update scripts (CREATE EXTENSION syncwf VERSION '1.3' follows the chain).
-DATA         = syncwf--1.0.sql syncwf--1.6.sql \
+DATA         = syncwf--1.0.sql syncwf--1.7.sql \
                syncwf--1.0--1.1.sql syncwf--1.1--1.2.sql syncwf--1.2--1.3.sql \
-               syncwf--1.3--1.4.sql syncwf--1.4--1.5.sql syncwf--1.5--1.6.sql
+               syncwf--1.3--1.4.sql syncwf--1.4--1.5.sql syncwf--1.5--1.6.sql \
+               syncwf--1.6--1.7.sql
 PGFILEDESC   = "syncwf - in-database mutexes and semaphores with wait queues"
 
 # The directory of this Makefile, also in an out-of-tree (VPATH) build:

@@ -17,6 +17,9 @@
 #include "executor/spi.h"
 #include "nodes/pg_list.h"
 #include "port/atomics.h"
+#include "storage/lwlock.h"
+#include "storage/spin.h"
+#include "utils/dsa.h"
 #include "core/compat.h"
 
 /*
@@ -34,6 +37,7 @@ extern void sync_sleep(long timeout_ms, uint32 wait_event_info);
 extern int	sync_max_locks;
 extern int	sync_max_entries;
 extern int	sync_max_holders;
+extern int	sync_max_memory;
 extern int	sync_max_controllers;
 extern char *sync_database;
 extern int	sync_inactive_controller_timeout;
@@ -244,6 +248,150 @@ extern uint64 sync_exec_owned(SyncOwnedPlan *plan, Datum *values,
 extern bool sync_is_admin(Oid roleid);
 extern void sync_check_owner(Oid owner, const char *lock_name,
 							 const char *holder);
+
+/*
+ * shared_pool.c: Shared memory that grows with use -- one DSA area, the
+ * pools of numbered objects carved from it, the growable bucket arrays of
+ * the hashes over them, and the cap (syncwf.max_memory).
+ */
+
+#define SYNC_SLAB_SHIFT			12
+#define SYNC_SLAB_SIZE			(1 << SYNC_SLAB_SHIFT)	/* objects per slab */
+#define SYNC_SLAB_MASK			(SYNC_SLAB_SIZE - 1)
+#define SYNC_POOL_MAX_SLABS		4096	/* 16,777,216 objects per pool */
+#define SYNC_POOL_LISTS			16
+
+typedef enum SyncPoolId
+{
+	SYNC_POOL_ENTRIES = 0,		/* holds and queue entries (engine) */
+	SYNC_POOL_LOCKS,			/* locks (engine) */
+	SYNC_POOL_HOLDERS,			/* holder keys (keyed) */
+	SYNC_NUM_POOLS
+} SyncPoolId;
+
+/*
+ * What every pooled object starts with: its number, and a link by number
+ * (the free list while it is free; its owner's use, such as a hash chain,
+ * while it is not).
+ */
+typedef struct SyncPooled
+{
+	int32		self;
+	int32		next;
+} SyncPooled;
+
+typedef void (*SyncPoolInit) (SyncPooled *obj);
+
+/*
+ * One of a pool's free lists, alone in its cache line: backends take and
+ * give back objects through the list of their process id, so that
+ * different backends seldom touch the same spinlock.
+ */
+typedef struct SyncPoolList
+{
+	slock_t		mutex;			/* protects head, nfree and the chain */
+	int32		head;			/* first free object, or -1 */
+	int32		nfree;
+} SyncPoolList;
+
+typedef union SyncPoolListPadded
+{
+	SyncPoolList list;
+	char		pad[PG_CACHE_LINE_SIZE];
+} SyncPoolListPadded;
+
+/* Why memory could not grow. */
+typedef enum SyncGrowFailure
+{
+	SYNC_GROW_OK = 0,
+	SYNC_GROW_CAP,				/* syncwf.max_memory */
+	SYNC_GROW_POOL_FULL,		/* SYNC_POOL_MAX_SLABS */
+	SYNC_GROW_NO_MEMORY,		/* the operating system refused */
+	SYNC_GROW_BUSY				/* others took every new object first */
+} SyncGrowFailure;
+
+/*
+ * A hash's buckets: chains of objects by number (through SyncPooled.next),
+ * in an array of the area that doubles as the hash fills (by
+ * sync_buckets_grow(), called where no LWLock is held).  Protected by what
+ * protects the hash; a backend caches the array's address.
+ */
+typedef struct SyncBuckets
+{
+	dsa_pointer array;			/* int32[nbuckets], -1: empty */
+	uint32		nbuckets;		/* a power of two */
+	uint32		count;			/* objects in the hash */
+	uint32		generation;		/* bumped when the array is replaced */
+	int			shift;			/* bucket of h: (h >> shift) & (nbuckets-1) */
+} SyncBuckets;
+
+typedef struct SyncBucketsCache
+{
+	dsa_pointer array;
+	uint32		generation;
+	int32	   *addr;
+} SyncBucketsCache;
+
+extern char *sync_slab_base[SYNC_NUM_POOLS][SYNC_POOL_MAX_SLABS];
+
+extern Size sync_memory_shmem_size(void);
+extern void sync_memory_shmem_request(void);
+extern void sync_memory_shmem_init(void);
+extern void sync_memory_shmem_done(void);
+extern void sync_pool_define(SyncPoolId id, const char *name, Size objsize,
+							 SyncPoolInit init);
+extern char *sync_pool_map_slab(SyncPoolId id, int32 slab);
+extern int32 sync_pool_alloc(SyncPoolId id, bool grow);
+extern bool sync_pool_reserve(SyncPoolId id, int64 n);
+extern void sync_pool_free(SyncPoolId id, SyncPooled *obj);
+extern void sync_memory_report_full(SyncPoolId id) pg_attribute_noreturn();
+extern void sync_pool_counts(SyncPoolId id, int64 *made, int64 *nfree);
+extern Size sync_pool_objsize(SyncPoolId id);
+extern void sync_memory_totals(uint64 *allocated, uint64 *cap, uint64 *refused);
+extern void sync_buckets_init(SyncBuckets *b, uint32 nbuckets, int shift);
+extern int32 *sync_buckets_map(const SyncBuckets *b, SyncBucketsCache *c);
+extern void sync_buckets_grow(SyncBuckets *b, SyncBucketsCache *c,
+							  LWLock *lock, SyncPoolId id, Size hash_offset,
+							  uint32 want);
+
+/*
+ * Object n of pool 'id', whose objects are 'size' bytes: a load and a
+ * multiply once its slab is mapped in this backend.
+ */
+static inline void *
+sync_pool_object(SyncPoolId id, Size size, int32 n)
+{
+	char	   *base;
+
+	Assert(n >= 0 && (n >> SYNC_SLAB_SHIFT) < SYNC_POOL_MAX_SLABS);
+	base = sync_slab_base[id][n >> SYNC_SLAB_SHIFT];
+	if (unlikely(base == NULL))
+		base = sync_pool_map_slab(id, n >> SYNC_SLAB_SHIFT);
+	return base + (Size) (n & SYNC_SLAB_MASK) * size;
+}
+
+/* The bucket array of b in this backend (c caches its address). */
+static inline int32 *
+sync_buckets_array(const SyncBuckets *b, SyncBucketsCache *c)
+{
+	if (unlikely(c->array != b->array || c->generation != b->generation))
+		return sync_buckets_map(b, c);
+	return c->addr;
+}
+
+/* The first object of the chain where hash code 'hash' belongs, or -1. */
+static inline int32
+sync_buckets_first(const SyncBuckets *b, SyncBucketsCache *c, uint32 hash)
+{
+	return sync_buckets_array(b, c)[(hash >> b->shift) & (b->nbuckets - 1)];
+}
+
+/* The head of that chain, to link an object in or out. */
+static inline int32 *
+sync_buckets_slot(const SyncBuckets *b, SyncBucketsCache *c, uint32 hash)
+{
+	return &sync_buckets_array(b, c)[(hash >> b->shift) & (b->nbuckets - 1)];
+}
 
 /*
  * tokens.c: Fencing tokens that never go backwards, and the atomic counters

@@ -19,16 +19,19 @@
 #include "core/core.h"
 
 /*
- * Distinct live lock names the shared lock table can hold.  The defaults fit
- * 100,000 held locks with room for every backend to wait besides.
+ * Shared memory syncwf may take for locks, queue entries and holder keys
+ * (core/shared_pool.c), in megabytes.  It grows as they are made, up to
+ * this; 2 GB holds 2,000,000 locks each with a hold and a waiter.
  */
-int			sync_max_locks = 110000;
+int			sync_max_memory = 2048;
 
-/* Holds plus queue entries, over all locks. */
-int			sync_max_entries = 140000;
-
-/* Distinct holder keys with keyed entries, over all databases. */
-int			sync_max_holders = 110000;
+/*
+ * Optional caps on how many locks (cached ones included), entries and
+ * holder keys can be live at once; -1: only syncwf.max_memory bounds them.
+ */
+int			sync_max_locks = -1;
+int			sync_max_entries = -1;
+int			sync_max_holders = -1;
 
 /* Controllers known at once, over all databases. */
 int			sync_max_controllers = 1024;
@@ -62,44 +65,55 @@ bool		sync_track_stats = true;
 int			sync_stats_max_locks = 1000;
 
 /*
- * The sizes of the shared tables, fixed at server start: each is a hard cap
- * on what can be live at once.
+ * How much shared memory the lock table may grow to, and optional caps on
+ * what it holds; all changed with a reload.
  */
 static void
 sync_define_size_gucs(void)
 {
+	DefineCustomIntVariable("syncwf.max_memory",
+							"Shared memory syncwf may grow to for locks, queue entries and holder keys.",
+							"It is taken as they are made and reused when they are freed; "
+							"a request that would need more fails. Changed with a reload.",
+							&sync_max_memory,
+							2048,
+							8,
+							INT_MAX,
+							PGC_SIGHUP,
+							GUC_UNIT_MB,
+							NULL, NULL, NULL);
+
 	DefineCustomIntVariable("syncwf.max_locks",
-							"Maximum number of distinct syncwf locks that can be live at once.",
-							"A lock is live while it has a holder or a waiter. "
-							"Each costs about 457 bytes of shared memory.",
+							"Maximum number of distinct syncwf locks in the lock table at once, or -1 for no cap.",
+							"Live and cached locks count. Without a cap, syncwf.max_memory bounds them.",
 							&sync_max_locks,
-							110000,
-							16,
+							-1,
+							-1,
 							INT_MAX / 2,
-							PGC_POSTMASTER,
+							PGC_SIGHUP,
 							0,
 							NULL, NULL, NULL);
 
 	DefineCustomIntVariable("syncwf.max_entries",
-							"Maximum number of syncwf holds and queue entries, over all locks.",
+							"Maximum number of syncwf holds and queue entries at once, or -1 for no cap.",
 							"Each hold and each queued request for one lock takes an entry. "
-							"Each costs 168 bytes of shared memory.",
+							"Without a cap, syncwf.max_memory bounds them.",
 							&sync_max_entries,
-							140000,
-							16,
+							-1,
+							-1,
 							INT_MAX / 2,
-							PGC_POSTMASTER,
+							PGC_SIGHUP,
 							0,
 							NULL, NULL, NULL);
 
 	DefineCustomIntVariable("syncwf.max_holders",
-							"Maximum number of distinct holder keys with keyed holds or requests.",
-							"Each costs about 313 bytes of shared memory.",
+							"Maximum number of distinct holder keys with keyed holds or requests, or -1 for no cap.",
+							"Without a cap, syncwf.max_memory bounds them.",
 							&sync_max_holders,
-							110000,
-							16,
+							-1,
+							-1,
 							INT_MAX / 2,
-							PGC_POSTMASTER,
+							PGC_SIGHUP,
 							0,
 							NULL, NULL, NULL);
 

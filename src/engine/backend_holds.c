@@ -110,7 +110,7 @@ sync_holds_setup(void)
 static void
 sync_release_entry(SyncEntry *entry)
 {
-	SyncLock   *lock = entry->lock;
+	SyncLock   *lock = sync_entry_lock(entry);
 	LWLock	   *partition = sync_partition_lock(lock->hashcode);
 
 	LWLockAcquire(partition, LW_EXCLUSIVE);
@@ -419,7 +419,7 @@ sync_promote_holds(AcquireRequest *req, SyncScope scope)
 		hold = local_hold_search(req->names[i], req->hashes[i], HASH_FIND, NULL);
 		if (hold->scope != SYNC_SCOPE_XACT)
 			continue;
-		partition = sync_partition_lock(hold->entry->lock->hashcode);
+		partition = sync_partition_lock(sync_entry_lock(hold->entry)->hashcode);
 		LWLockAcquire(partition, LW_EXCLUSIVE);
 		hold->entry->scope = SYNC_SCOPE_SESSION;
 		LWLockRelease(partition);
@@ -504,7 +504,7 @@ sync_bind_acquire(AcquireRequest *req, const SyncAcquireOptions *opts)
 		sync_unlock_partitions(req->partmask);
 		sync_drop_request(req);
 		if (error != SYNC_BIND_TABLE_FULL || attempt == SYNC_MAKE_ROOM_ATTEMPTS ||
-			!sync_make_room(req->hashes[0]))
+			!sync_make_room(req->hashes[0], req->nnames))
 			sync_report_bind_error(req, error, failed);
 	}
 }
@@ -525,7 +525,7 @@ sync_queue_request(AcquireRequest *req, SyncEntry *first)
 
 	do
 	{
-		sync_queue_insert(e->lock, e);
+		sync_queue_insert(sync_entry_lock(e), e);
 		e = sync_next_in_request(e);
 	} while (e != first);
 	granted = sync_request_grantable(first, true);

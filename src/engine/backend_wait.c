@@ -63,7 +63,7 @@ sync_request_unfit(SyncEntry *first, SyncUnfit *unfit)
 
 	do
 	{
-		SyncLock   *lock = e->lock;
+		SyncLock   *lock = sync_entry_lock(e);
 		LWLock	   *partition = sync_partition_lock(lock->hashcode);
 		bool		found;
 
@@ -127,7 +127,7 @@ void
 sync_wait_loop(SyncEntry *first, char **names, int nnames, int64 timeout_us,
 			   SyncEntry **waiting)
 {
-	LWLock	   *partition = sync_partition_lock(first->lock->hashcode);
+	LWLock	   *partition = sync_partition_lock(sync_entry_lock(first)->hashcode);
 	TimestampTz deadline = 0;
 	TimestampTz next_check;
 

@@ -261,7 +261,7 @@ sync_deadlock_suspect(SyncEntry *first)
 
 	do
 	{
-		SyncLock   *lock = e->lock;
+		SyncLock   *lock = sync_entry_lock(e);
 		LWLock	   *partition = sync_partition_lock(lock->hashcode);
 		bool		found = false;
 

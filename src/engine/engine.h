@@ -68,9 +68,9 @@ extern int	sync_stats_snapshot(Oid dbid, SyncStatsRow **rows);
 extern TimestampTz sync_stats_reset(Oid dbid, const char *name);
 
 /*
- * lock_table.c: The shared-memory lock table: locks, their entries (holds
- * and queue entries), the partition LWLocks that protect them, and the pool
- * entries come from.
+ * lock_table.c, entry_pool.c: The shared-memory lock table: locks, their
+ * entries (holds and queue entries) and the partition LWLocks that protect
+ * them.
  */
 
 /*
@@ -91,7 +91,7 @@ extern TimestampTz sync_stats_reset(Oid dbid, const char *name);
  * pointer, so that a link means the same in every backend wherever the
  * pool is mapped.  SYNC_ENTRY_NONE ends a list; an entry in no list has
  * both links SYNC_ENTRY_DETACHED.  A list links its entries through one
- * field (lock_link, holder_link); lock_table.c has the functions.
+ * field (lock_link, holder_link); entry_pool.c has the functions.
  */
 #define SYNC_ENTRY_NONE		(-1)
 #define SYNC_ENTRY_DETACHED	(-2)
@@ -125,17 +125,16 @@ typedef enum SyncScope
 } SyncScope;
 
 /*
- * One lock.  Lives in the shared hash table while it has at least one holder
- * or queue entry.  When the last one leaves, it stays as a *cached* entry
- * on its partition's idle list (a semaphore remembering its limit, so that
- * the next acquire needs no table lookup), until the table needs the room
- * (second-chance order: lock_table.c) or a semaphore's sync_limit row goes
- * away.
+ * One lock, in its partition's hash (lock_table.c) while it has a holder
+ * or a queue entry, and after that as a *cached* lock on the partition's
+ * idle list (remembering a semaphore's limit) until the room is needed
+ * (second-chance order) or a semaphore's sync_limit row goes away.
  * Every field is protected by the lock's partition LWLock.
  */
 typedef struct SyncLock
 {
-	SyncLockTag tag;			/* hash key; must be first */
+	SyncPooled	pooled;			/* its number; next in its hash chain */
+	SyncLockTag tag;			/* hash key */
 	uint32		hashcode;		/* hash of tag; picks the partition */
 	uint8		kind;			/* SyncLockKind */
 	bool		limit_defined;	/* semaphore: sync_limit row exists */
@@ -143,9 +142,9 @@ typedef struct SyncLock
 	int32		limit;			/* slots: 1 for a mutex, sizelimit otherwise */
 	Oid			limit_relid;	/* semaphore: sync_limit table it came from */
 	int32		max_waiters;	/* semaphore: queue cap, or -1 for none */
-	dlist_node	list_link;		/* in its partition's SyncShmem.live_locks
+	SyncEntryLink list_link;	/* in its partition's SyncShmem.live_locks
 								 * while not cached; detached when cached */
-	dlist_node	idle_link;		/* in its partition's idle_locks from the
+	SyncEntryLink idle_link;	/* in its partition's idle_locks from the
 								 * first time it is cached until the
 								 * eviction walk takes it off (it may be
 								 * live again meanwhile) */
@@ -166,7 +165,7 @@ typedef struct SyncLock
 								 * fields) */
 	int64		rate_period_us; /* ... refilled over this long */
 	double		rate_tat;		/* the bucket is full from this moment */
-	dlist_node	rate_link;		/* in its partition's rate_locks while its
+	SyncEntryLink rate_link;	/* in its partition's rate_locks while its
 								 * front waiter waits for tokens */
 	SyncEntryList holders;		/* SyncEntry.lock_link, in grant order */
 	SyncEntryList waiters;		/* SyncEntry.lock_link, in queue order */
@@ -191,9 +190,10 @@ typedef struct SyncLock
  */
 typedef struct SyncEntry
 {
+	SyncPooled	pooled;			/* its number; the free list's link */
 	SyncEntryLink lock_link;	/* in lock->holders, waiters or dormant */
 	int32		next_in_request;	/* entry number (sync_next_in_request()) */
-	struct SyncLock *lock;
+	int32		lockno;			/* its lock's number (sync_entry_lock()) */
 	uint64		request_id;		/* unique per request, never reused */
 	uint64		seq;			/* arrival order within a priority */
 	uint64		token;			/* fencing token, once granted */
@@ -205,7 +205,6 @@ typedef struct SyncEntry
 	uint16		nlocks;			/* locks in the request */
 	uint8		state;			/* SyncEntryState */
 	uint8		scope;			/* SyncScope */
-	int32		next_free;		/* pool free-list link, when FREE */
 
 	/*
 	 * Pending only: its node in the lock's order-statistic tree
@@ -222,7 +221,7 @@ typedef struct SyncEntry
 	 * Keyed entries only (scope SYNC_SCOPE_KEYED; pid and procno are 0/-1).
 	 * holder_table.c owns these fields; see there for their locking.
 	 */
-	struct SyncHolder *holder;	/* owning holder record */
+	int32		holderno;		/* owning holder record's number, or -1 */
 	SyncEntryLink holder_link;	/* in holder->entries, under holders_lock */
 	TimestampTz queued_at;		/* queue order after priority (all entries) */
 	int64		lease_us;		/* lease length, 0 = none */
@@ -265,22 +264,37 @@ typedef struct SyncEntry
 } SyncEntry;
 
 /*
- * Entries by number: the pool is one array, and an entry's number is its
- * place in it, the same in every backend.
+ * Entries and locks by number (core/shared_pool.c): the same in every
+ * backend, wherever a backend maps the memory they live in.
  */
-extern SyncEntry *sync_entry_pool;
-
 static inline SyncEntry *
 sync_entry_at(int32 i)
 {
 	Assert(i != SYNC_ENTRY_DETACHED);
-	return i == SYNC_ENTRY_NONE ? NULL : &sync_entry_pool[i];
+	if (i == SYNC_ENTRY_NONE)
+		return NULL;
+	return (SyncEntry *) sync_pool_object(SYNC_POOL_ENTRIES, sizeof(SyncEntry), i);
 }
 
 static inline int32
 sync_entry_index(const SyncEntry *e)
 {
-	return e == NULL ? SYNC_ENTRY_NONE : (int32) (e - sync_entry_pool);
+	return e == NULL ? SYNC_ENTRY_NONE : e->pooled.self;
+}
+
+static inline SyncLock *
+sync_lock_at(int32 i)
+{
+	if (i == SYNC_ENTRY_NONE)
+		return NULL;
+	return (SyncLock *) sync_pool_object(SYNC_POOL_LOCKS, sizeof(SyncLock), i);
+}
+
+/* The lock of an entry that is not free. */
+static inline SyncLock *
+sync_entry_lock(const SyncEntry *e)
+{
+	return sync_lock_at(e->lockno);
 }
 
 /* The next entry of e's request (its ring: e itself when it is alone). */
@@ -346,45 +360,23 @@ sync_elist_push_tail(SyncEntryList *list, SyncEntry *e, size_t field)
 		 e##_next_ = (e != NULL ? sync_entry_at(e->field.next) : NULL))
 
 /*
- * One of the entry pool's free lists, alone in its cache line: backends
- * take and give back entries through the list of their process id, so
- * that acquires and releases in different backends seldom touch the same
- * spinlock or free entry.
- */
-#define SYNC_POOL_LISTS 16
-
-typedef struct SyncPoolList
-{
-	slock_t		mutex;			/* protects head, nfree and the chain */
-	int32		head;			/* first free entry index, or -1 */
-	int32		nfree;
-} SyncPoolList;
-
-typedef union SyncPoolListPadded
-{
-	SyncPoolList list;
-	char		pad[PG_CACHE_LINE_SIZE];
-} SyncPoolListPadded;
-
-/*
  * The lock table's shared control block.  The partition locks protect the
- * locks and entries of their partitions, and the live and idle lists; each
- * pool list's spinlock its free entries; the counters are atomics.
+ * locks and entries of their partitions: their hash chains, and the live,
+ * idle and rate lists (linked by lock number); the counters are atomics.
  */
 typedef struct SyncShmem
 {
 	LWLockPadded *partition_locks;	/* SYNC_NUM_PARTITIONS of them */
-	dlist_head	live_locks[SYNC_NUM_PARTITIONS];	/* locks not cached; under
-													 * the partition lock */
-	dlist_head	idle_locks[SYNC_NUM_PARTITIONS];	/* cached locks, in
+	SyncBuckets lock_hash[SYNC_NUM_PARTITIONS]; /* the locks of each */
+	SyncEntryList live_locks[SYNC_NUM_PARTITIONS];	/* locks not cached */
+	SyncEntryList idle_locks[SYNC_NUM_PARTITIONS];	/* cached locks, in
 													 * second-chance order
-													 * (lock_table.c); under
-													 * the partition lock */
-	dlist_head	rate_locks[SYNC_NUM_PARTITIONS];	/* locks whose front
+													 * (lock_table.c) */
+	SyncEntryList rate_locks[SYNC_NUM_PARTITIONS];	/* locks whose front
 													 * waiter waits for
-													 * tokens; under the
-													 * partition lock */
-	SyncPoolListPadded pool[SYNC_POOL_LISTS];	/* free entries */
+													 * tokens */
+	int32		ncached[SYNC_NUM_PARTITIONS];	/* cached locks in each */
+	bool		buckets_wanted; /* a partition's hash needs more buckets */
 	pg_atomic_uint32 nlocks;	/* entries in the lock hash, cached included */
 	pg_atomic_uint64 next_seq;	/* arrival counter */
 	pg_atomic_uint64 next_request_id;
@@ -408,11 +400,18 @@ extern SyncLock *sync_lock_find(Oid dbid, const char *name, LWLockMode mode,
 								LWLock **partition);
 extern SyncLock *sync_lock_create(const SyncLockTag *tag, uint32 hashcode,
 								  bool *found);
-extern bool sync_make_room(uint32 hashcode);
+extern bool sync_make_room(uint32 hashcode, int nlocks);
+extern void sync_lock_buckets_grow(int64 nlocks);
 extern void sync_lock_idle(SyncLock *lock);
-extern SyncEntry *sync_entry_alloc(void);
+extern void sync_lock_table_init(void);
+extern void sync_report_locks_full(void) pg_attribute_noreturn();
+extern SyncEntry *sync_entry_alloc(bool grow);
+extern void sync_report_entries_full(void) pg_attribute_noreturn();
+extern const char *sync_entries_full_setting(void);
+extern const char *sync_locks_full_setting(void);
 extern void sync_entry_free(SyncEntry *entry);
-extern int	sync_entries_free(void);
+extern int64 sync_entries_in_use(void);
+extern void sync_lock_counts(int64 *locks, int64 *cached);
 extern void sync_lock_partitions(uint32 partmask, LWLockMode mode);
 extern void sync_unlock_partitions(uint32 partmask);
 
@@ -438,26 +437,23 @@ sync_lock_stats(SyncLock *lock)
  * holder or a queue entry) of every partition and every database, without
  * walking the hash table: the cost is in proportion to the live locks,
  * whatever the table's size.  The caller holds every partition lock; the
- * body may make the visited lock idle (sync_lock_idle), nothing else.
- *
- *		SyncLiveIter it;
- *		sync_foreach_live_lock(it)
- *		{
- *			SyncLock   *lock = sync_live_lock(it);
- *			...
- *		}
+ * body may make the visited lock idle (sync_lock_idle), nothing else:
+ * "SyncLiveIter it; sync_foreach_live_lock(it) { ... sync_live_lock(it) }".
  */
 typedef struct SyncLiveIter
 {
 	int			partition;
-	dlist_mutable_iter iter;
+	int32		cur;
+	int32		next;
 } SyncLiveIter;
 
 #define sync_foreach_live_lock(it) \
 	for ((it).partition = 0; (it).partition < SYNC_NUM_PARTITIONS; (it).partition++) \
-		dlist_foreach_modify((it).iter, &sync_shmem->live_locks[(it).partition])
-#define sync_live_lock(it) \
-	dlist_container(SyncLock, list_link, (it).iter.cur)
+		for ((it).cur = sync_shmem->live_locks[(it).partition].head; \
+			 (it).cur != SYNC_ENTRY_NONE && \
+			 ((it).next = sync_lock_at((it).cur)->list_link.next, true); \
+			 (it).cur = (it).next)
+#define sync_live_lock(it) sync_lock_at((it).cur)
 
 /*
  * Called by sync_entry_free() for a keyed entry (one with a holder) before

@@ -70,10 +70,19 @@ sync_elist_push_head(SyncEntryList *list, SyncEntry *e, size_t field)
  * (sync_lock_rate_wait()).  The caller holds the partition exclusively; the
  * body may take the visited lock off the list.
  */
-#define sync_foreach_rate_lock(iter, p) \
-	dlist_foreach_modify(iter, &sync_shmem->rate_locks[p])
-#define sync_rate_lock(iter) \
-	dlist_container(SyncLock, rate_link, (iter).cur)
+#define sync_foreach_rate_lock(lock, p) \
+	for (SyncLock *lock = sync_lock_at(sync_shmem->rate_locks[p].head), \
+		 *lock##_next_ = (lock != NULL ? sync_lock_at(lock->rate_link.next) : NULL); \
+		 lock != NULL; \
+		 lock = lock##_next_, \
+		 lock##_next_ = (lock != NULL ? sync_lock_at(lock->rate_link.next) : NULL))
+
+/* Is the lock on its partition's rate list? */
+static inline bool
+sync_lock_rate_waiting(const SyncLock *lock)
+{
+	return lock->rate_link.next != SYNC_ENTRY_DETACHED;
+}
 
 /*
  * grant_rules.c: Who may be granted now: what only the engine's files use.
@@ -181,7 +190,9 @@ extern void sync_lock_remove(SyncLock *lock);
 extern void sync_lock_drop_cached(Oid dbid, const char *name);
 extern void sync_lock_rate_wait(SyncLock *lock);
 extern void sync_lock_rate_done(SyncLock *lock);
-extern HTAB *sync_lock_hash(void);
+extern void sync_entry_pool_init(void);
+typedef void (*SyncLockVisitor) (SyncLock *lock, void *arg);
+extern void sync_lock_foreach(SyncLockVisitor visit, void *arg);
 
 
 /*

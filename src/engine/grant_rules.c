@@ -120,7 +120,7 @@ sync_lock_slots(SyncLock *lock)
 int32
 sync_entry_unfit_limit(const SyncEntry *e, bool *rate)
 {
-	SyncLock   *lock = e->lock;
+	SyncLock   *lock = sync_entry_lock(e);
 
 	*rate = false;
 	if (lock->kind != SYNC_KIND_SEMAPHORE)
@@ -154,7 +154,7 @@ sync_entry_unfit(const SyncEntry *e)
 static inline bool
 sync_lock_fits(const SyncEntry *e, int nheld, int slots_held)
 {
-	SyncLock   *lock = e->lock;
+	SyncLock   *lock = sync_entry_lock(e);
 
 	if (lock->kind == SYNC_KIND_MUTEX)
 		return e->shared ? slots_held == 0 : nheld == 0;
@@ -178,7 +178,7 @@ sync_entry_at_own_limit(const SyncEntry *e, int nheld)
 bool
 sync_entry_fits(const SyncEntry *e, TimestampTz *now)
 {
-	SyncLock   *lock = e->lock;
+	SyncLock   *lock = sync_entry_lock(e);
 
 	if (!sync_lock_fits(e, lock->nheld, lock->slots_held) ||
 		sync_entry_at_own_limit(e, lock->nheld))
@@ -209,7 +209,7 @@ sync_best_effort_pass(const SyncEntry *w, SyncBestEffort *be)
 {
 	int			left;
 
-	if (be == NULL || !w->lock->best_effort)
+	if (be == NULL || !sync_entry_lock(w)->best_effort)
 		return false;
 	left = sync_max_passes - w->passes;
 	if (left <= 0 || be->budget <= 0 || be->npassed >= SYNC_PASS_AHEAD_MAX)
@@ -351,7 +351,7 @@ sync_request_grantable(SyncEntry *entry, bool respect_queue)
 
 	do
 	{
-		SyncLock   *lock = e->lock;
+		SyncLock   *lock = sync_entry_lock(e);
 
 		Assert(sync_partition_held(lock->hashcode, false));
 		if (!sync_entry_fits(e, &now))
@@ -397,7 +397,7 @@ sync_request_grantable(SyncEntry *entry, bool respect_queue)
 bool
 sync_entry_grantable_check(SyncEntry *e)
 {
-	SyncLock   *lock = e->lock;
+	SyncLock   *lock = sync_entry_lock(e);
 	int			looked = 0;
 
 	if (lock->kind == SYNC_KIND_MUTEX
@@ -478,8 +478,8 @@ sync_pass_step(SyncEntry *w, int nheld, int slots_held, bool *passing,
 	if (w->claim)
 		return SYNC_PASS_STOP;
 	/* its slots are free, but the bucket lacks tokens for them */
-	if (w->lock->rate_limit > 0 &&
-		!sync_rate_allows(w->lock, w->slots, sync_lazy_now(now)))
+	if (sync_entry_lock(w)->rate_limit > 0 &&
+		!sync_rate_allows(sync_entry_lock(w), w->slots, sync_lazy_now(now)))
 		return SYNC_PASS_TOKENS;
 	return SYNC_PASS_GRANT;
 }

@@ -2,8 +2,10 @@
  *
  * lock_table.c
  *		The shared-memory lock table: the control block, the partitioned hash
- *		table of live locks, the partition LWLocks, and the pool of entries
- *		(holds and queue entries).
+ *		table of live locks, the partition LWLocks, and the pool of locks.
+ *		The pool and the hash's buckets grow with use (core/shared_pool.c);
+ *		everything links by number.  The entries (holds and queue entries)
+ *		are entry_pool.c's.
  *
  * Locking rules (see docs/architecture.md):
  *	- a SyncLock and every entry linked to it are protected by the LWLock of
@@ -11,10 +13,11 @@
  *	- code that needs several partitions takes them in ascending partition
  *	  order (sync_lock_partitions), which makes deadlock between them
  *	  impossible;
- *	- the entry pool is SYNC_POOL_LISTS free lists, each protected by its
- *	  own spinlock, held only to push or pop one entry (or to read its
- *	  count); a process gives entries back to the list of its process id
- *	  and takes from it first;
+ *	- each partition has its own hash chains (SyncShmem.lock_hash), whose
+ *	  bucket array doubles when the partition holds more locks than it has
+ *	  buckets, at the next request's start (sync_lock_buckets_grow(): not
+ *	  under the partition lock, since allocating may raise an error);
+ *	- the pool's free lists have spinlocks of their own (shared_pool.c);
  *	- a partition's lists of live locks and of idle ones (cached
  *	  semaphores) are protected by that partition's lock.  A lock that is
  *	  not cached is on the live list (list_link); a cached one is on the
@@ -55,40 +58,39 @@
 #include "engine/engine_internal.h"
 
 SyncShmem  *sync_shmem = NULL;
-SyncEntry  *sync_entry_pool = NULL;
-static HTAB *SyncLockHash = NULL;
-static SyncEntryFreeHook entry_free_hook = NULL;
 
-/* Searches for a free hash element a reserved lock slot may take. */
-#define SYNC_HASH_ENTER_ATTEMPTS 16
+/* Did syncwf.max_locks refuse the last lock this backend asked for? */
+static bool refused_by_count = false;
 
-/* The hash and equality of lock tags (core/core.h), for dynahash. */
-static uint32
-sync_tag_hash_fn(const void *key, Size keysize)
-{
-	return sync_lock_tag_hash(key);
-}
+/* This backend's addresses of the partitions' bucket arrays. */
+static SyncBucketsCache lock_buckets[SYNC_NUM_PARTITIONS];
 
-static int
-sync_tag_match(const void *key1, const void *key2, Size keysize)
-{
-	return sync_lock_tag_cmp(key1, key2);
-}
-
-static Size
-sync_entries_size(void)
-{
-	return mul_size(sync_max_entries, sizeof(SyncEntry));
-}
+/* Each partition's first buckets; the array doubles as it fills. */
+#define SYNC_LOCK_BUCKETS_INIT	256
 
 Size
 sync_lock_table_shmem_size(void)
 {
-	Size		size = MAXALIGN(sizeof(SyncShmem));
+	return MAXALIGN(sizeof(SyncShmem));
+}
 
-	size = add_size(size, MAXALIGN(sync_entries_size()));
-	size = add_size(size, hash_estimate_size(sync_max_locks, sizeof(SyncLock)));
-	return size;
+/* A new slab's locks: on no list. */
+static void
+sync_lock_init(SyncPooled *obj)
+{
+	SyncLock   *lock = (SyncLock *) obj;
+
+	lock->list_link.prev = lock->list_link.next = SYNC_ENTRY_DETACHED;
+	lock->idle_link = lock->rate_link = lock->list_link;
+}
+
+/* Module load, in every process: the pools of locks and entries. */
+void
+sync_lock_table_init(void)
+{
+	sync_pool_define(SYNC_POOL_LOCKS, "locks", sizeof(SyncLock),
+					 sync_lock_init);
+	sync_entry_pool_init();
 }
 
 /* shmem_request_hook: one LWLock per partition. */
@@ -99,74 +101,33 @@ sync_lock_table_shmem_request(void)
 }
 
 /*
- * shmem_startup_hook: create or attach to the control block, the entry
- * pool and the lock hash.  Caller holds AddinShmemInitLock.
+ * shmem_startup_hook: create or attach to the control block, and make each
+ * partition's first buckets.  Caller holds AddinShmemInitLock.
  */
 void
 sync_lock_table_shmem_init(void)
 {
-	bool		found_state;
-	bool		found_entries;
-	HASHCTL		info;
+	bool		found;
 
-	sync_shmem = ShmemInitStruct("syncwf lock table", sizeof(SyncShmem), &found_state);
-	sync_entry_pool = ShmemInitStruct("syncwf entries", sync_entries_size(),
-								  &found_entries);
-
-	if (!found_state)
+	sync_shmem = ShmemInitStruct("syncwf lock table", sizeof(SyncShmem), &found);
+	if (found)
+		return;
+	memset(sync_shmem, 0, sizeof(SyncShmem));
+	sync_shmem->partition_locks = GetNamedLWLockTranche(SYNC_PARTITIONS_TRANCHE);
+	for (int i = 0; i < SYNC_NUM_PARTITIONS; i++)
 	{
-		memset(sync_shmem, 0, sizeof(SyncShmem));
-		sync_shmem->partition_locks = GetNamedLWLockTranche(SYNC_PARTITIONS_TRANCHE);
-		for (int i = 0; i < SYNC_NUM_PARTITIONS; i++)
-		{
-			dlist_init(&sync_shmem->live_locks[i]);
-			dlist_init(&sync_shmem->idle_locks[i]);
-			dlist_init(&sync_shmem->rate_locks[i]);
-		}
-		for (int i = 0; i < SYNC_POOL_LISTS; i++)
-		{
-			SpinLockInit(&sync_shmem->pool[i].list.mutex);
-			sync_shmem->pool[i].list.head = -1;
-			sync_shmem->pool[i].list.nfree = 0;
-		}
-		pg_atomic_init_u32(&sync_shmem->nlocks, 0);
-		pg_atomic_init_u64(&sync_shmem->next_seq, 1);
-		pg_atomic_init_u64(&sync_shmem->next_request_id, 1);
-		pg_atomic_init_u64(&sync_shmem->limit_generation, 1);
-		pg_atomic_init_u64(&sync_shmem->fair_generation, 1);
-
-		/* thread every entry onto a free list, in turn */
-		for (int i = sync_max_entries - 1; i >= 0; i--)
-		{
-			SyncPoolList *list = &sync_shmem->pool[i % SYNC_POOL_LISTS].list;
-
-			memset(&sync_entry_pool[i], 0, sizeof(SyncEntry));
-			sync_elist_link_init(&sync_entry_pool[i], SYNC_LOCK_LINK);
-			sync_elist_link_init(&sync_entry_pool[i], SYNC_HOLDER_LINK);
-			sync_entry_pool[i].state = SYNC_ENTRY_FREE;
-			sync_entry_pool[i].next_free = list->head;
-			list->head = i;
-			list->nfree++;
-		}
+		/* a partition's hash codes all end in i: the bucket uses the rest */
+		sync_buckets_init(&sync_shmem->lock_hash[i], SYNC_LOCK_BUCKETS_INIT,
+						  pg_leftmost_one_pos32(SYNC_NUM_PARTITIONS));
+		sync_elist_init(&sync_shmem->live_locks[i]);
+		sync_elist_init(&sync_shmem->idle_locks[i]);
+		sync_elist_init(&sync_shmem->rate_locks[i]);
 	}
-
-	memset(&info, 0, sizeof(info));
-	info.keysize = sizeof(SyncLockTag);
-	info.entrysize = sizeof(SyncLock);
-	info.num_partitions = SYNC_NUM_PARTITIONS;
-	info.hash = sync_tag_hash_fn;
-	info.match = sync_tag_match;
-	SyncLockHash = ShmemInitHash("syncwf locks",
-								 sync_max_locks, sync_max_locks,
-								 &info,
-								 HASH_ELEM | HASH_FUNCTION | HASH_COMPARE |
-								 HASH_PARTITION | HASH_FIXED_SIZE);
-}
-
-void
-sync_entry_set_free_hook(SyncEntryFreeHook hook)
-{
-	entry_free_hook = hook;
+	pg_atomic_init_u32(&sync_shmem->nlocks, 0);
+	pg_atomic_init_u64(&sync_shmem->next_seq, 1);
+	pg_atomic_init_u64(&sync_shmem->next_request_id, 1);
+	pg_atomic_init_u64(&sync_shmem->limit_generation, 1);
+	pg_atomic_init_u64(&sync_shmem->fair_generation, 1);
 }
 
 /*
@@ -177,17 +138,11 @@ sync_entry_set_free_hook(SyncEntryFreeHook hook)
 void
 sync_require_shmem(void)
 {
-	if (sync_shmem == NULL || SyncLockHash == NULL)
+	if (sync_shmem == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("syncwf shared memory is not initialized"),
 				 errhint("Add syncwf to shared_preload_libraries in postgresql.conf and restart the server.")));
-}
-
-HTAB *
-sync_lock_hash(void)
-{
-	return SyncLockHash;
 }
 
 void
@@ -244,13 +199,105 @@ sync_unlock_partitions(uint32 partmask)
 	}
 }
 
+/*
+ * The lists of locks of a partition (live, idle, rate) link locks by
+ * number through one of their SyncEntryLink fields, as entry lists do.
+ */
+#define SYNC_LIVE_LINK	offsetof(SyncLock, list_link)
+#define SYNC_IDLE_LINK	offsetof(SyncLock, idle_link)
+#define SYNC_RATE_LINK	offsetof(SyncLock, rate_link)
+
+static inline SyncEntryLink *
+lock_link(SyncLock *lock, size_t field)
+{
+	return (SyncEntryLink *) ((char *) lock + field);
+}
+
+static inline bool
+lock_detached(SyncLock *lock, size_t field)
+{
+	return lock_link(lock, field)->next == SYNC_ENTRY_DETACHED;
+}
+
+static void
+lock_list_push_tail(SyncEntryList *list, SyncLock *lock, size_t field)
+{
+	SyncEntryLink *link = lock_link(lock, field);
+	int32		self = lock->pooled.self;
+
+	Assert(lock_detached(lock, field));
+	link->prev = list->tail;
+	link->next = SYNC_ENTRY_NONE;
+	if (list->tail == SYNC_ENTRY_NONE)
+		list->head = self;
+	else
+		lock_link(sync_lock_at(list->tail), field)->next = self;
+	list->tail = self;
+}
+
+static void
+lock_list_delete(SyncEntryList *list, SyncLock *lock, size_t field)
+{
+	SyncEntryLink *link = lock_link(lock, field);
+
+	Assert(!lock_detached(lock, field));
+	if (link->prev == SYNC_ENTRY_NONE)
+		list->head = link->next;
+	else
+		lock_link(sync_lock_at(link->prev), field)->next = link->next;
+	if (link->next == SYNC_ENTRY_NONE)
+		list->tail = link->prev;
+	else
+		lock_link(sync_lock_at(link->next), field)->prev = link->prev;
+	link->prev = link->next = SYNC_ENTRY_DETACHED;
+}
+
 /* Find a lock, live or cached.  Caller holds its partition lock. */
 SyncLock *
 sync_lock_lookup(const SyncLockTag *tag, uint32 hashcode)
 {
+	int			p = sync_partition_of(hashcode);
+	int32		n;
+
 	Assert(sync_partition_held(hashcode, false));
-	return (SyncLock *) hash_search_with_hash_value(SyncLockHash, tag, hashcode,
-													HASH_FIND, NULL);
+	n = sync_buckets_first(&sync_shmem->lock_hash[p], &lock_buckets[p], hashcode);
+	while (n >= 0)
+	{
+		SyncLock   *lock = sync_lock_at(n);
+
+		if (lock->hashcode == hashcode && sync_lock_tag_cmp(&lock->tag, tag) == 0)
+			return lock;
+		n = lock->pooled.next;
+	}
+	return NULL;
+}
+
+/*
+ * Visit every lock in the table, live or cached, once.  Caller holds every
+ * partition exclusively; 'visit' may remove the lock it is given (and
+ * nothing else).
+ */
+void
+sync_lock_foreach(SyncLockVisitor visit, void *arg)
+{
+	Assert(sync_partitions_held(SYNC_ALL_PARTITIONS, true));
+	for (int p = 0; p < SYNC_NUM_PARTITIONS; p++)
+	{
+		SyncBuckets *b = &sync_shmem->lock_hash[p];
+
+		for (uint32 k = 0; k < b->nbuckets; k++)
+		{
+			int32		n = sync_buckets_array(b, &lock_buckets[p])[k];
+
+			while (n >= 0)
+			{
+				SyncLock   *lock = sync_lock_at(n);
+
+				n = lock->pooled.next;
+				visit(lock, arg);
+			}
+		}
+	}
 }
 
 /*
@@ -275,18 +322,34 @@ sync_lock_find(Oid dbid, const char *name, LWLockMode mode, LWLock **partition)
 void
 sync_lock_remove(SyncLock *lock)
 {
+	int			p = sync_partition_of(lock->hashcode);
+	SyncBuckets *b = &sync_shmem->lock_hash[p];
+	int32	   *link;
+
 	Assert(sync_partition_held(lock->hashcode, true));
 	Assert(lock->nheld == 0 && lock->nwaiting == 0 && lock->ndormant == 0);
 	Assert(lock->slots_held == 0);
-	Assert(dlist_node_is_detached(&lock->rate_link));
-	Assert(lock->cached == dlist_node_is_detached(&lock->list_link));
-	if (!dlist_node_is_detached(&lock->list_link))
-		dlist_delete_thoroughly(&lock->list_link);
-	if (!dlist_node_is_detached(&lock->idle_link))
-		dlist_delete_thoroughly(&lock->idle_link);
+	Assert(lock_detached(lock, SYNC_RATE_LINK));
+	Assert(lock->cached == lock_detached(lock, SYNC_LIVE_LINK));
+	if (!lock_detached(lock, SYNC_LIVE_LINK))
+		lock_list_delete(&sync_shmem->live_locks[p], lock, SYNC_LIVE_LINK);
+	if (!lock_detached(lock, SYNC_IDLE_LINK))
+		lock_list_delete(&sync_shmem->idle_locks[p], lock, SYNC_IDLE_LINK);
+	if (lock->cached)
+		sync_shmem->ncached[p]--;
 	sync_stats_detach(lock->stats);
-	hash_search_with_hash_value(SyncLockHash, &lock->tag, lock->hashcode,
-								HASH_REMOVE, NULL);
+	lock->stats = NULL;
+
+	/* out of its chain */
+	link = sync_buckets_slot(b, &lock_buckets[p], lock->hashcode);
+	while (*link != lock->pooled.self)
+	{
+		Assert(*link >= 0);
+		link = &sync_lock_at(*link)->pooled.next;
+	}
+	*link = lock->pooled.next;
+	b->count--;
+	sync_pool_free(SYNC_POOL_LOCKS, &lock->pooled);
 	pg_atomic_fetch_sub_u32(&sync_shmem->nlocks, 1);
 }
 
@@ -301,10 +364,11 @@ sync_lock_uncache(SyncLock *lock)
 	Assert(sync_partition_held(lock->hashcode, true));
 	if (lock->cached)
 	{
-		Assert(dlist_node_is_detached(&lock->list_link));
-		dlist_push_tail(&sync_shmem->live_locks[sync_partition_of(lock->hashcode)],
-						&lock->list_link);
+		int			p = sync_partition_of(lock->hashcode);
+
+		lock_list_push_tail(&sync_shmem->live_locks[p], lock, SYNC_LIVE_LINK);
 		lock->cached = false;
+		sync_shmem->ncached[p]--;
 	}
 }
 
@@ -317,18 +381,19 @@ sync_lock_uncache(SyncLock *lock)
 static bool
 sync_evict_one(int p)
 {
-	dlist_head *idle = &sync_shmem->idle_locks[p];
+	SyncEntryList *idle = &sync_shmem->idle_locks[p];
 
-	while (!dlist_is_empty(idle))
+	while (idle->head != SYNC_ENTRY_NONE)
 	{
-		SyncLock   *lock = dlist_head_element(SyncLock, idle_link, idle);
+		SyncLock   *lock = sync_lock_at(idle->head);
 
 		if (!lock->cached)
-			dlist_delete_thoroughly(&lock->idle_link);	/* live now */
+			lock_list_delete(idle, lock, SYNC_IDLE_LINK);	/* live now */
 		else if (lock->referenced)
 		{
 			lock->referenced = false;
-			dlist_move_tail(idle, &lock->idle_link);
+			lock_list_delete(idle, lock, SYNC_IDLE_LINK);
+			lock_list_push_tail(idle, lock, SYNC_IDLE_LINK);
 		}
 		else
 		{
@@ -405,15 +470,17 @@ sync_lock_drop_cached(Oid dbid, const char *name)
 	}
 	for (int p = 0; p < SYNC_NUM_PARTITIONS; p++)
 	{
-		dlist_mutable_iter iter;
+		SyncEntryList *idle = &sync_shmem->idle_locks[p];
+		int32		n;
 
 		LWLockAcquire(&sync_shmem->partition_locks[p].lock, LW_EXCLUSIVE);
-		dlist_foreach_modify(iter, &sync_shmem->idle_locks[p])
+		for (n = idle->head; n != SYNC_ENTRY_NONE;)
 		{
-			SyncLock   *lock = dlist_container(SyncLock, idle_link, iter.cur);
+			SyncLock   *lock = sync_lock_at(n);
 
+			n = lock->idle_link.next;
 			if (!lock->cached)
-				dlist_delete_thoroughly(&lock->idle_link);	/* live now */
+				lock_list_delete(idle, lock, SYNC_IDLE_LINK);	/* live now */
 			else if (lock->tag.dbid == dbid)
 				sync_lock_remove(lock);
 		}
@@ -422,19 +489,58 @@ sync_lock_drop_cached(Oid dbid, const char *name)
 }
 
 /*
- * Make room for a lock while holding no partition lock: wait for each
- * partition in turn, starting with the lock's own, and drop a cached
- * semaphore of the first one that has any.  For a
- * request that sync_lock_create() refused although cached locks may
- * exist: its conditional eviction skips partitions that others hold, and a
- * reader of every partition (sync_locks, sync_holders) holds them all for
- * a moment.  The request is then made again.  False if no partition has a
- * cached lock: the table is full of live locks.
+ * Make room for a request of 'nlocks' locks that sync_lock_create()
+ * refused, holding no partition lock.  The bind already took every free
+ * lock and evicted every cached lock it could without waiting, and never
+ * grows memory itself (growing may raise an error, which must not come
+ * while shared state is half-changed); so grow the pool of locks until it
+ * has a free lock for each, or, where syncwf.max_memory refuses, wait for
+ * each partition in turn, starting with the lock's own, and evict a cached
+ * lock of the first one that has any (others held the partitions for a
+ * moment, as a reader of every partition does).  The request is then made
+ * again.  False if the table is full of live locks and the caps refuse
+ * more; an error if the operating system refuses memory.
  */
 bool
-sync_make_room(uint32 hashcode)
+sync_make_room(uint32 hashcode, int nlocks)
 {
+	if (!refused_by_count && sync_pool_reserve(SYNC_POOL_LOCKS, nlocks))
+		return true;
 	return sync_evict_cached(hashcode, true);
+}
+
+/*
+ * Take a lock object for a new lock of partition 'hashcode': a free one,
+ * else that of a cached lock evicted for it.  NULL when none can be had
+ * without waiting or growing (the caller then undoes its work and calls
+ * sync_make_room()); refused_by_count says whether syncwf.max_locks
+ * refused.
+ */
+static SyncLock *
+sync_lock_take(uint32 hashcode)
+{
+	int32		n;
+
+	refused_by_count = false;
+	while (pg_atomic_fetch_add_u32(&sync_shmem->nlocks, 1) >= (uint32) sync_max_locks &&
+		   sync_max_locks >= 0)
+	{
+		pg_atomic_fetch_sub_u32(&sync_shmem->nlocks, 1);
+		if (!sync_evict_cached(hashcode, false))
+		{
+			refused_by_count = true;
+			return NULL;
+		}
+	}
+	n = sync_pool_alloc(SYNC_POOL_LOCKS, false);
+	if (n < 0 && sync_evict_cached(hashcode, false))
+		n = sync_pool_alloc(SYNC_POOL_LOCKS, false);
+	if (n < 0)
+	{
+		pg_atomic_fetch_sub_u32(&sync_shmem->nlocks, 1);
+		return NULL;
+	}
+	return sync_lock_at(n);
 }
 
 /*
@@ -443,13 +549,16 @@ sync_make_room(uint32 hashcode)
  * is about to use it.  Returns NULL, without raising an error, when the table
  * is full and no cached lock can be evicted without waiting: the
  * caller undoes its own work, and then makes room with sync_make_room() and
- * tries again, or reports it.  A new lock has no holders, no waiters
- * and no limit; the caller sets kind and limit.
+ * tries again, or reports it (sync_report_locks_full()).  A new lock has
+ * no holders, no waiters and no limit; the caller sets kind and limit.
  */
 SyncLock *
 sync_lock_create(const SyncLockTag *tag, uint32 hashcode, bool *found)
 {
+	int			p = sync_partition_of(hashcode);
+	SyncBuckets *b = &sync_shmem->lock_hash[p];
 	SyncLock   *lock;
+	int32	   *slot;
 
 	Assert(sync_partition_held(hashcode, true));
 	lock = sync_lock_lookup(tag, hashcode);
@@ -460,33 +569,11 @@ sync_lock_create(const SyncLockTag *tag, uint32 hashcode, bool *found)
 		return lock;
 	}
 	*found = false;
-
-	while (pg_atomic_fetch_add_u32(&sync_shmem->nlocks, 1) >= (uint32) sync_max_locks)
-	{
-		pg_atomic_fetch_sub_u32(&sync_shmem->nlocks, 1);
-		if (!sync_evict_cached(hashcode, false))
-			return NULL;
-	}
-
-	/*
-	 * Our place in nlocks guarantees a free element.  But dynahash looks for
-	 * it in one of its freelists after another, and inserts and removals in
-	 * other partitions can move it to a freelist already looked at: when
-	 * the table is nearly full, a search can come back empty.  Look again.
-	 */
-	for (int attempt = 0; attempt < SYNC_HASH_ENTER_ATTEMPTS; attempt++)
-	{
-		lock = (SyncLock *) hash_search_with_hash_value(SyncLockHash, tag, hashcode,
-														HASH_ENTER_NULL, NULL);
-		if (lock != NULL)
-			break;
-	}
+	lock = sync_lock_take(hashcode);
 	if (lock == NULL)
-	{
-		pg_atomic_fetch_sub_u32(&sync_shmem->nlocks, 1);
 		return NULL;
-	}
 
+	memcpy(&lock->tag, tag, sizeof(SyncLockTag));
 	lock->hashcode = hashcode;
 	lock->kind = SYNC_KIND_MUTEX;
 	lock->limit_defined = true;
@@ -497,15 +584,13 @@ sync_lock_create(const SyncLockTag *tag, uint32 hashcode, bool *found)
 	lock->pattern_len = 0;
 	lock->max_waiters = -1;
 	lock->best_effort = false;
-	dlist_push_tail(&sync_shmem->live_locks[sync_partition_of(hashcode)],
-					&lock->list_link);
-	dlist_node_init(&lock->idle_link);
+	Assert(lock_detached(lock, SYNC_IDLE_LINK) && lock_detached(lock, SYNC_RATE_LINK));
+	lock_list_push_tail(&sync_shmem->live_locks[p], lock, SYNC_LIVE_LINK);
 	lock->nheld = 0;
 	lock->slots_held = 0;
 	lock->rate_limit = 0;		/* a full bucket, when it gets a rate */
 	lock->rate_period_us = 0;
 	lock->rate_tat = 0;
-	dlist_node_init(&lock->rate_link);
 	lock->nwaiting = 0;
 	lock->ndormant = 0;
 	sync_elist_init(&lock->holders);
@@ -513,7 +598,57 @@ sync_lock_create(const SyncLockTag *tag, uint32 hashcode, bool *found)
 	sync_elist_init(&lock->dormant);
 	lock->rank_root = SYNC_ENTRY_NONE;
 	lock->stats = NULL;			/* attached at its first count */
+
+	/* into its chain; the partition's buckets double as it fills */
+	slot = sync_buckets_slot(b, &lock_buckets[p], hashcode);
+	lock->pooled.next = *slot;
+	*slot = lock->pooled.self;
+	if (++b->count > b->nbuckets)
+		sync_shmem->buckets_wanted = true;	/* sync_lock_buckets_grow() */
 	return lock;
+}
+
+/*
+ * Double the buckets of each partition that holds more locks than it has
+ * buckets (sync_lock_create() asks for it), or, with 'nlocks', give every
+ * partition room for its share of that many.  The caller holds no
+ * partition lock (sync_buckets_grow() allocates before it locks); a
+ * request calls this before it binds, a load before its passes.
+ */
+void
+sync_lock_buckets_grow(int64 nlocks)
+{
+	uint32		want = (uint32) Min(nlocks / SYNC_NUM_PARTITIONS, PG_INT32_MAX);
+
+	Assert(!sync_any_partition_held());
+	sync_shmem->buckets_wanted = false;
+	for (int p = 0; p < SYNC_NUM_PARTITIONS; p++)
+		sync_buckets_grow(&sync_shmem->lock_hash[p], &lock_buckets[p],
+						  &sync_shmem->partition_locks[p].lock,
+						  SYNC_POOL_LOCKS, offsetof(SyncLock, hashcode), want);
+}
+
+/* The setting that refused the last lock, for a hint. */
+const char *
+sync_locks_full_setting(void)
+{
+	return refused_by_count ? "syncwf.max_locks" : "syncwf.max_memory";
+}
+
+/*
+ * Report that a lock could not be made (sync_lock_create() returned NULL
+ * and no room could be made): the count cap or the memory refused.
+ */
+void
+sync_report_locks_full(void)
+{
+	if (refused_by_count)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("syncwf lock table is full"),
+				 errdetail("All %d lock slots are in use.", sync_max_locks),
+				 errhint("Raise syncwf.max_locks, or set it to -1, and reload the configuration.")));
+	sync_memory_report_full(SYNC_POOL_LOCKS);
 }
 
 /*
@@ -537,9 +672,9 @@ void
 sync_lock_rate_wait(SyncLock *lock)
 {
 	Assert(sync_partition_held(lock->hashcode, true));
-	if (dlist_node_is_detached(&lock->rate_link))
-		dlist_push_tail(&sync_shmem->rate_locks[sync_partition_of(lock->hashcode)],
-						&lock->rate_link);
+	if (lock_detached(lock, SYNC_RATE_LINK))
+		lock_list_push_tail(&sync_shmem->rate_locks[sync_partition_of(lock->hashcode)],
+							lock, SYNC_RATE_LINK);
 }
 
 /* ... or no longer: take it off the list.  Same locking. */
@@ -547,8 +682,9 @@ void
 sync_lock_rate_done(SyncLock *lock)
 {
 	Assert(sync_partition_held(lock->hashcode, true));
-	if (!dlist_node_is_detached(&lock->rate_link))
-		dlist_delete_thoroughly(&lock->rate_link);
+	if (!lock_detached(lock, SYNC_RATE_LINK))
+		lock_list_delete(&sync_shmem->rate_locks[sync_partition_of(lock->hashcode)],
+						 lock, SYNC_RATE_LINK);
 }
 
 /*
@@ -571,13 +707,15 @@ sync_lock_idle(SyncLock *lock)
 	sync_lock_rate_done(lock);	/* nobody waits */
 	if (lock->limit_defined)
 	{
-		dlist_delete_thoroughly(&lock->list_link);
+		int			p = sync_partition_of(lock->hashcode);
+
+		lock_list_delete(&sync_shmem->live_locks[p], lock, SYNC_LIVE_LINK);
 		lock->cached = true;
-		if (dlist_node_is_detached(&lock->idle_link))
+		sync_shmem->ncached[p]++;
+		if (lock_detached(lock, SYNC_IDLE_LINK))
 		{
 			lock->referenced = false;
-			dlist_push_tail(&sync_shmem->idle_locks[sync_partition_of(lock->hashcode)],
-							&lock->idle_link);
+			lock_list_push_tail(&sync_shmem->idle_locks[p], lock, SYNC_IDLE_LINK);
 		}
 		else
 			lock->referenced = true;
@@ -587,164 +725,15 @@ sync_lock_idle(SyncLock *lock)
 }
 
 /*
- * Put entry e, which is in no list, into 'list' right after 'prev' (NULL:
- * at the head), through its link 'field'.  The caller holds what protects
- * the list (engine.h: SyncEntryList).
+ * Locks in the table, cached ones included, and how many of them are
+ * cached: for the view sync_memory, without partition locks (each count is
+ * read whole, the total is a moment's approximation).
  */
 void
-sync_elist_insert_after(SyncEntryList *list, SyncEntry *prev, SyncEntry *e,
-						size_t field)
+sync_lock_counts(int64 *locks, int64 *cached)
 {
-	SyncEntryLink *link = sync_link_of(e, field);
-	int32		self = sync_entry_index(e);
-	int32		next;
-
-	Assert(sync_elist_detached(e, field));
-	if (prev == NULL)
-	{
-		next = list->head;
-		list->head = self;
-	}
-	else
-	{
-		Assert(!sync_elist_detached(prev, field));
-		next = sync_link_of(prev, field)->next;
-		sync_link_of(prev, field)->next = self;
-	}
-	link->prev = sync_entry_index(prev);
-	link->next = next;
-	if (next == SYNC_ENTRY_NONE)
-		list->tail = self;
-	else
-		sync_link_of(sync_entry_at(next), field)->prev = self;
-}
-
-/* Take entry e out of 'list'; it is then in no list.  Same locking. */
-void
-sync_elist_delete(SyncEntryList *list, SyncEntry *e, size_t field)
-{
-	SyncEntryLink *link = sync_link_of(e, field);
-
-	Assert(!sync_elist_detached(e, field));
-	if (link->prev == SYNC_ENTRY_NONE)
-		list->head = link->next;
-	else
-		sync_link_of(sync_entry_at(link->prev), field)->next = link->next;
-	if (link->next == SYNC_ENTRY_NONE)
-		list->tail = link->prev;
-	else
-		sync_link_of(sync_entry_at(link->next), field)->prev = link->prev;
-	link->prev = link->next = SYNC_ENTRY_DETACHED;
-}
-
-/*
- * The pool's free lists, counted from this process's own (i = 0): a process
- * gives entries back to that list and takes from it first.
- */
-static SyncPoolList *
-sync_pool_list(int i)
-{
-	return &sync_shmem->pool[(MyProcPid + i) % SYNC_POOL_LISTS].list;
-}
-
-/* Take an entry from the pool; NULL when the pool is empty. */
-SyncEntry *
-sync_entry_alloc(void)
-{
-	SyncEntry  *entry = NULL;
-
-	/*
-	 * This process's list first, then the others; a list that looks empty
-	 * is skipped in the first round only, so that an entry given back
-	 * meanwhile is still found when the pool is nearly exhausted.
-	 */
-	for (int round = 0; round < 2 && entry == NULL; round++)
-		for (int i = 0; i < SYNC_POOL_LISTS && entry == NULL; i++)
-		{
-			SyncPoolList *list = sync_pool_list(i);
-
-			if (round == 0 && list->nfree == 0)
-				continue;
-			SpinLockAcquire(&list->mutex);
-			if (list->head >= 0)
-			{
-				entry = &sync_entry_pool[list->head];
-				list->head = entry->next_free;
-				list->nfree--;
-			}
-			SpinLockRelease(&list->mutex);
-		}
-
-	if (entry != NULL)
-	{
-		Assert(entry->state == SYNC_ENTRY_FREE);
-		Assert(sync_elist_detached(entry, SYNC_LOCK_LINK));
-		Assert(sync_elist_detached(entry, SYNC_HOLDER_LINK));
-		entry->next_free = -1;
-		entry->lock = NULL;
-		entry->next_in_request = sync_entry_index(entry);
-		entry->token = 0;
-		entry->scope = SYNC_SCOPE_SESSION;
-		entry->holder = NULL;
-		entry->lease_us = 0;
-		entry->lease_expires = 0;
-		entry->created_xid = InvalidTransactionId;
-		entry->release_xid = InvalidTransactionId;
-		entry->reserved_xid = InvalidTransactionId;
-		entry->owner = InvalidOid;
-		entry->controller = -1;
-		entry->admit_limit = -1;
-		entry->persisted = false;
-		entry->claim = false;
-		entry->shared = false;
-		entry->slots = 1;
-		entry->passes = 0;
-		entry->rank_parent = entry->rank_left = entry->rank_right = SYNC_ENTRY_NONE;
-		entry->rank_size = 0;
-	}
-	return entry;
-}
-
-/* Return an entry to the pool.  It must be unlinked from every list. */
-void
-sync_entry_free(SyncEntry *entry)
-{
-	int			index = entry - sync_entry_pool;
-	SyncPoolList *list;
-
-	Assert(index >= 0 && index < sync_max_entries);
-	if (entry->holder != NULL)
-	{
-		Assert(entry_free_hook != NULL);
-		entry_free_hook(entry);
-	}
-	Assert(sync_elist_detached(entry, SYNC_LOCK_LINK));
-	Assert(sync_elist_detached(entry, SYNC_HOLDER_LINK));
-	entry->state = SYNC_ENTRY_FREE;
-	entry->lock = NULL;
-	entry->request_id = 0;
-
-	list = sync_pool_list(0);
-	SpinLockAcquire(&list->mutex);
-	entry->next_free = list->head;
-	list->head = index;
-	list->nfree++;
-	SpinLockRelease(&list->mutex);
-}
-
-/* Entries in the pool, free to take. */
-int
-sync_entries_free(void)
-{
-	int			nfree = 0;
-
-	for (int i = 0; i < SYNC_POOL_LISTS; i++)
-	{
-		SyncPoolList *list = sync_pool_list(i);
-
-		SpinLockAcquire(&list->mutex);
-		nfree += list->nfree;
-		SpinLockRelease(&list->mutex);
-	}
-	return nfree;
+	*locks = pg_atomic_read_u32(&sync_shmem->nlocks);
+	*cached = 0;
+	for (int p = 0; p < SYNC_NUM_PARTITIONS; p++)
+		*cached += ((volatile SyncShmem *) sync_shmem)->ncached[p];
 }

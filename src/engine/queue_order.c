@@ -47,7 +47,7 @@ void
 sync_holder_link(SyncLock *lock, SyncEntry *e)
 {
 	Assert(sync_partition_held(lock->hashcode, true));
-	Assert(e->lock == lock && sync_elist_detached(e, SYNC_LOCK_LINK));
+	Assert(sync_entry_lock(e) == lock && sync_elist_detached(e, SYNC_LOCK_LINK));
 	sync_elist_push_tail(&lock->holders, e, SYNC_LOCK_LINK);
 	lock->nheld++;
 	lock->slots_held += sync_entry_weight(e);
@@ -56,7 +56,7 @@ sync_holder_link(SyncLock *lock, SyncEntry *e)
 void
 sync_holder_unlink(SyncEntry *e)
 {
-	SyncLock   *lock = e->lock;
+	SyncLock   *lock = sync_entry_lock(e);
 
 	Assert(sync_partition_held(lock->hashcode, true));
 	Assert(lock->nheld > 0 && lock->slots_held >= sync_entry_weight(e));
@@ -74,7 +74,7 @@ sync_holder_unlink(SyncEntry *e)
 void
 sync_queue_remove(SyncEntry *e)
 {
-	SyncLock   *lock = e->lock;
+	SyncLock   *lock = sync_entry_lock(e);
 
 	Assert(sync_partition_held(lock->hashcode, true));
 	Assert(e->state == SYNC_ENTRY_PENDING || e->state == SYNC_ENTRY_DORMANT);
@@ -103,7 +103,7 @@ void
 sync_waiter_unlink(SyncEntry *e, SyncWaitEnd how)
 {
 	sync_queue_remove(e);
-	sync_stats_wait_ended(sync_lock_stats(e->lock), how, e->since);
+	sync_stats_wait_ended(sync_lock_stats(sync_entry_lock(e)), how, e->since);
 }
 
 /* Are a and b entries of the same fair key? */
@@ -364,7 +364,7 @@ void
 sync_queue_insert(SyncLock *lock, SyncEntry *entry)
 {
 	Assert(sync_partition_held(lock->hashcode, true));
-	Assert(entry->lock == lock && entry->state != SYNC_ENTRY_HELD);
+	Assert(sync_entry_lock(entry) == lock && entry->state != SYNC_ENTRY_HELD);
 	entry->state = SYNC_ENTRY_PENDING;
 	lock->nwaiting++;
 	sync_fair_insert(lock, entry);
@@ -382,7 +382,7 @@ void
 sync_dormant_insert(SyncLock *lock, SyncEntry *entry)
 {
 	Assert(sync_partition_held(lock->hashcode, true));
-	Assert(entry->lock == lock && entry->state != SYNC_ENTRY_HELD);
+	Assert(sync_entry_lock(entry) == lock && entry->state != SYNC_ENTRY_HELD);
 	entry->state = SYNC_ENTRY_DORMANT;
 	lock->ndormant++;
 	sync_ordered_insert(&lock->dormant, entry, sync_arrival_precedes);
@@ -401,7 +401,7 @@ sync_queue_over_cap(SyncEntry *first)
 
 	do
 	{
-		SyncLock   *lock = e->lock;
+		SyncLock   *lock = sync_entry_lock(e);
 
 		Assert(sync_partition_held(lock->hashcode, false));
 		if (lock->max_waiters >= 0 &&
@@ -439,7 +439,7 @@ sync_queue_unlink(SyncEntry *first)
 int
 sync_queue_position(SyncEntry *entry)
 {
-	Assert(sync_partition_held(entry->lock->hashcode, false));
+	Assert(sync_partition_held(sync_entry_lock(entry)->hashcode, false));
 	if (entry->state != SYNC_ENTRY_PENDING)
 		return 0;
 	return sync_rank_position(entry);

@@ -111,7 +111,12 @@ sync_rank_insert(SyncLock *lock, SyncEntry *e, SyncEntry *prev)
 	Assert(sync_partition_held(lock->hashcode, true));
 	e->rank_left = e->rank_right = NONE;
 	e->rank_size = 1;
-	e->rank_heap = murmurhash32((uint32) e->seq ^ (uint32) (e->seq >> 32) ^
+	/*
+	 * (seq and entry numbers often rise together: hash one before mixing
+	 * in the other, or their XOR repeats and the heap order degenerates.)
+	 */
+	e->rank_heap = murmurhash32(murmurhash32((uint32) e->seq ^
+											 (uint32) (e->seq >> 32)) ^
 								(uint32) self);
 
 	/* the leaf where the successor of prev (or the front) would hang */

@@ -108,23 +108,27 @@ sync_discard_request(AcquireRequest *req)
 
 /*
  * Reserve a shared entry for every lock the request needs, so that running
- * out is reported before anything is queued.
+ * out is reported before anything is queued (and none stays reserved).
+ * Growing the pool (or the lock hash's buckets, which it does when they
+ * are due) may also raise an error from the operating system: a caller
+ * runs this where an error gives the request's entries back
+ * (sync_discard_request()), holding no LWLock.
  */
 void
 sync_reserve_entries(AcquireRequest *req)
 {
+	if (unlikely(sync_shmem->buckets_wanted))
+		sync_lock_buckets_grow(0);
 	for (int i = 0; i < req->nnames; i++)
 	{
 		if (!req->needed[i])
 			continue;
-		req->entries[i] = sync_entry_alloc();
+		req->entries[i] = sync_entry_alloc(true);
 		if (req->entries[i] == NULL)
-			ereport(ERROR,
-					(errcode(ERRCODE_OUT_OF_MEMORY),
-					 errmsg("syncwf entry pool is full"),
-					 errdetail("All %d holds and queue entries are in use.",
-							   sync_max_entries),
-					 errhint("Raise syncwf.max_entries in postgresql.conf and restart the server.")));
+		{
+			sync_discard_request(req);
+			sync_report_entries_full();
+		}
 	}
 }
 
@@ -179,7 +183,7 @@ sync_bind_entry(AcquireRequest *req, int i, SyncLock *lock, uint64 request_id,
 {
 	SyncEntry  *e = req->entries[i];
 
-	e->lock = lock;
+	e->lockno = lock->pooled.self;
 	e->request_id = request_id;
 	e->seq = seq;
 	e->priority = priority;
@@ -201,10 +205,10 @@ void
 sync_unbind_request(AcquireRequest *req)
 {
 	for (int i = 0; i < req->nnames; i++)
-		if (req->entries[i] != NULL && req->entries[i]->lock != NULL)
+		if (req->entries[i] != NULL && sync_entry_lock(req->entries[i]) != NULL)
 		{
-			sync_lock_idle(req->entries[i]->lock);
-			req->entries[i]->lock = NULL;
+			sync_lock_idle(sync_entry_lock(req->entries[i]));
+			req->entries[i]->lockno = SYNC_ENTRY_NONE;
 		}
 }
 
@@ -237,7 +241,7 @@ sync_bind_request(AcquireRequest *req, int32 priority, SyncScope scope,
 			SyncLock   *lock;
 			bool		found;
 
-			if (!req->needed[i] || req->entries[i]->lock != NULL)
+			if (!req->needed[i] || sync_entry_lock(req->entries[i]) != NULL)
 				continue;
 			if (pass == 0)
 			{
@@ -318,11 +322,7 @@ void
 sync_report_bind_error(AcquireRequest *req, int error, int failed)
 {
 	if (error == SYNC_BIND_TABLE_FULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_OUT_OF_MEMORY),
-				 errmsg("syncwf lock table is full"),
-				 errdetail("All %d lock slots are in use.", sync_max_locks),
-				 errhint("Raise syncwf.max_locks in postgresql.conf and restart the server.")));
+		sync_report_locks_full();
 	if (error == SYNC_BIND_TOO_MANY_SLOTS && req->failed_rate)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -366,11 +366,11 @@ sync_refuse_over_cap(AcquireRequest *req, SyncEntry *first, SyncQueueFull *full)
 
 	if (e == NULL)
 		return false;
-	full->lock_name = pstrdup(e->lock->tag.name);
-	full->max_waiters = e->lock->max_waiters;
-	full->row = sync_limit_row_name(e->lock);
+	full->lock_name = pstrdup(sync_entry_lock(e)->tag.name);
+	full->max_waiters = sync_entry_lock(e)->max_waiters;
+	full->row = sync_limit_row_name(sync_entry_lock(e));
 	sync_queue_unlink(first);
-	full->nwaiting = e->lock->nwaiting + e->lock->ndormant;
+	full->nwaiting = sync_entry_lock(e)->nwaiting + sync_entry_lock(e)->ndormant;
 	sync_unbind_request(req);
 	return true;
 }
@@ -409,7 +409,7 @@ sync_withdraw_request(SyncEntry *first, SyncWaitEnd how)
 	do
 	{
 		SyncEntry  *next = sync_next_in_request(e);
-		SyncLock   *lock = e->lock;
+		SyncLock   *lock = sync_entry_lock(e);
 
 		if (e->state == SYNC_ENTRY_HELD)
 			sync_holder_unlink(e);

@@ -569,6 +569,21 @@ sync_limit_apply(SyncLock *lock, const SyncLimitValue *given)
 }
 
 /*
+ * sync_lock_foreach() visitor: apply the pending rows to one semaphore of
+ * this database (sync_limit_apply() may drop it).
+ */
+static void
+sync_limit_apply_pending(SyncLock *lock, void *arg)
+{
+	SyncLimitValue value;
+
+	if (lock->tag.dbid != MyDatabaseId || lock->kind != SYNC_KIND_SEMAPHORE)
+		return;
+	sync_limit_match(pending_values, lock->tag.name + 4, &value);
+	sync_limit_apply(lock, &value);
+}
+
+/*
  * Commit: install what pre-commit read.  Runs after the commit is durable;
  * must not raise errors.
  */
@@ -589,20 +604,9 @@ sync_limits_at_commit(void)
 	if (pending_all)
 	{
 		uint32		all = SYNC_ALL_PARTITIONS;
-		SyncLock   *lock;
 
 		sync_lock_partitions(all, LW_EXCLUSIVE);
-		hash_seq_init(&status, sync_lock_hash());
-		while ((lock = hash_seq_search(&status)) != NULL)
-		{
-			SyncLimitValue value;
-
-			if (lock->tag.dbid != MyDatabaseId || lock->kind != SYNC_KIND_SEMAPHORE)
-				continue;
-			/* (removing the entry just returned is allowed during a scan) */
-			sync_limit_match(pending_values, lock->tag.name + 4, &value);
-			sync_limit_apply(lock, &value);
-		}
+		sync_lock_foreach(sync_limit_apply_pending, NULL);
 		sync_unlock_partitions(all);
 	}
 	else

@@ -79,7 +79,7 @@ sync_request_grant(SyncEntry *entry, SyncGrantHow how)
 #ifdef USE_ASSERT_CHECKING
 	do
 	{
-		Assert(sync_partition_held(e->lock->hashcode, true));
+		Assert(sync_partition_held(sync_entry_lock(e)->hashcode, true));
 		Assert(e->state == entry->state);
 		Assert(how == SYNC_GRANT_FORCED ? e->state == SYNC_ENTRY_FREE :
 			   sync_entry_grantable_check(e));
@@ -89,7 +89,7 @@ sync_request_grant(SyncEntry *entry, SyncGrantHow how)
 
 	do
 	{
-		SyncLock   *lock = e->lock;
+		SyncLock   *lock = sync_entry_lock(e);
 
 		if (lock->best_effort)
 			sync_count_passes(lock, e);
@@ -190,8 +190,8 @@ sync_queue_rate_check(SyncEntry *first)
 
 	do
 	{
-		if (e->lock->rate_limit > 0)
-			(void) sync_rate_check(e->lock);
+		if (sync_entry_lock(e)->rate_limit > 0)
+			(void) sync_rate_check(sync_entry_lock(e));
 		e = sync_next_in_request(e);
 	} while (e != first);
 }
@@ -214,10 +214,10 @@ sync_queue_waiting(SyncEntry *first)
 	sync_queue_rate_check(first);
 	do
 	{
-		sync_stats_queued(sync_lock_stats(e->lock), e->lock->nwaiting);
-		if (e->lock->best_effort)
+		sync_stats_queued(sync_lock_stats(sync_entry_lock(e)), sync_entry_lock(e)->nwaiting);
+		if (sync_entry_lock(e)->best_effort)
 		{
-			SyncEntry  *front = sync_queue_front(e->lock);
+			SyncEntry  *front = sync_queue_front(sync_entry_lock(e));
 
 			if (front != NULL && front != e && front->nlocks > 1)
 				sync_defer_request(front);
@@ -243,23 +243,22 @@ sync_rate_pass(TimestampTz now)
 	for (int p = 0; p < SYNC_NUM_PARTITIONS; p++)
 	{
 		LWLock	   *partition = &sync_shmem->partition_locks[p].lock;
-		dlist_mutable_iter iter;
 
 		/*
 		 * (An unlocked look: a lock put on the list meanwhile lowers the
 		 * deadline, after the caller reset it, and so wakes the worker.)
 		 */
-		if (dlist_is_empty(&sync_shmem->rate_locks[p]))
+		if (sync_shmem->rate_locks[p].head == SYNC_ENTRY_NONE)
 			continue;
 		LWLockAcquire(partition, LW_EXCLUSIVE);
-		sync_foreach_rate_lock(iter, p)
+		sync_foreach_rate_lock(lock, p)
 		{
 			/*
 			 * Grants what the tokens allow now, and leaves the lock on the
 			 * list only if its front still waits for tokens (then 'due' is
 			 * when they come).
 			 */
-			TimestampTz due = sync_grant_pass(sync_rate_lock(iter));
+			TimestampTz due = sync_grant_pass(lock);
 
 			if (due != 0)
 				next = Min(next, due);
@@ -311,7 +310,7 @@ sync_grant_pass(SyncLock *lock)
 		if (be.npassed > 0 && --be.budget <= 0)
 			break;
 	}
-	if (lock->rate_limit > 0 || !dlist_node_is_detached(&lock->rate_link))
+	if (lock->rate_limit > 0 || sync_lock_rate_waiting(lock))
 		return sync_rate_check(lock);
 	return 0;
 }
@@ -330,7 +329,7 @@ sync_grant_waiters(SyncLock *lock)
 static void
 sync_waiting_to_held(SyncEntry *e, uint64 token, TimestampTz since)
 {
-	SyncLock   *lock = e->lock;
+	SyncLock   *lock = sync_entry_lock(e);
 
 	Assert(e->state == SYNC_ENTRY_PENDING || e->state == SYNC_ENTRY_DORMANT);
 	sync_queue_remove(e);
@@ -352,7 +351,7 @@ sync_waiting_to_held(SyncEntry *e, uint64 token, TimestampTz since)
 SyncEntry *
 sync_queue_handoff_candidate(SyncEntry *held)
 {
-	SyncLock   *lock = held->lock;
+	SyncLock   *lock = sync_entry_lock(held);
 	bool		passing = false;
 	TimestampTz now = 0;
 
@@ -404,8 +403,8 @@ void
 sync_handoff_grant(SyncEntry *releasing, SyncEntry *next, uint64 token,
 				   TimestampTz since)
 {
-	Assert(sync_partition_held(next->lock->hashcode, true));
-	Assert(releasing->lock == next->lock && releasing->state == SYNC_ENTRY_HELD);
+	Assert(sync_partition_held(sync_entry_lock(next)->hashcode, true));
+	Assert(sync_entry_lock(releasing) == sync_entry_lock(next) && releasing->state == SYNC_ENTRY_HELD);
 	Assert(next->scope == SYNC_SCOPE_KEYED && next->nlocks == 1);
 	Assert(TransactionIdIsValid(next->reserved_xid));
 	Assert(next->state == SYNC_ENTRY_PENDING || next->state == SYNC_ENTRY_DORMANT);
@@ -430,7 +429,7 @@ sync_handoff_grant(SyncEntry *releasing, SyncEntry *next, uint64 token,
 bool
 sync_claim_grantable(SyncEntry *e)
 {
-	SyncLock   *lock = e->lock;
+	SyncLock   *lock = sync_entry_lock(e);
 	TimestampTz now = 0;
 
 	Assert(sync_partition_held(lock->hashcode, false));
@@ -455,7 +454,7 @@ sync_claim_grantable(SyncEntry *e)
 void
 sync_claim_grant(SyncEntry *e)
 {
-	Assert(sync_partition_held(e->lock->hashcode, true));
+	Assert(sync_partition_held(sync_entry_lock(e)->hashcode, true));
 	Assert(e->scope == SYNC_SCOPE_KEYED && sync_claim_grantable(e));
 	sync_waiting_to_held(e, sync_next_token(), GetCurrentTimestamp());
 }
@@ -468,7 +467,7 @@ sync_claim_grant(SyncEntry *e)
 void
 sync_claim_undo(SyncEntry *e)
 {
-	SyncLock   *lock = e->lock;
+	SyncLock   *lock = sync_entry_lock(e);
 
 	Assert(sync_partition_held(lock->hashcode, true));
 	Assert(e->state == SYNC_ENTRY_HELD);
@@ -495,15 +494,15 @@ sync_best_effort_blocked(SyncEntry *entry)
 
 	do
 	{
-		any |= e->lock->best_effort;
+		any |= sync_entry_lock(e)->best_effort;
 		e = sync_next_in_request(e);
 	} while (e != entry);
 	if (!any || !sync_blocked_note(entry))
 		return;
 	do
 	{
-		if (e->lock->best_effort)
-			sync_grant_waiters(e->lock);
+		if (sync_entry_lock(e)->best_effort)
+			sync_grant_waiters(sync_entry_lock(e));
 		e = sync_next_in_request(e);
 	} while (e != entry);
 }
@@ -540,7 +539,7 @@ sync_grant_deferred(void)
 			/* slots may remain for the requests behind it */
 			do
 			{
-				sync_grant_waiters(e->lock);
+				sync_grant_waiters(sync_entry_lock(e));
 				e = sync_next_in_request(e);
 			} while (e != entry);
 		}

@@ -4,12 +4,14 @@
  *		The set-returning functions behind the monitoring views sync_locks,
  *		sync_holders and sync_waiters: each passes the entry guard, takes
  *		a copy from view_snapshots.c and forms the rows; the view sync_lock_stats
- *		and sync_stats_reset(), over stats.c.
+ *		and sync_stats_reset(), over stats.c; the view sync_memory, over the
+ *		counts of core/shared_pool.c, lock_table.c and holder_table.c.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
@@ -190,4 +192,49 @@ sync_stats_reset_sql(PG_FUNCTION_ARGS)
 			(void) sync_parse_lock_name(name);	/* 22023 if invalid */
 	}
 	PG_RETURN_TIMESTAMPTZ(sync_stats_reset(MyDatabaseId, name));
+}
+
+/*
+ * The one row of sync_memory: syncwf's shared memory that grows with use,
+ * and what is in it.  Counts are read without locks: a moment's picture.
+ */
+PG_FUNCTION_INFO_V1(sync_memory_status);
+Datum
+sync_memory_status(PG_FUNCTION_ARGS)
+{
+	TupleDesc	tupdesc;
+	Datum		values[11];
+	bool		nulls[11] = {false};
+	uint64		allocated;
+	uint64		cap;
+	uint64		refused;
+	int64		made[SYNC_NUM_POOLS];
+	int64		nfree[SYNC_NUM_POOLS];
+	int64		used;
+	int64		locks;
+	int64		cached;
+
+	sync_enter(0, NULL);
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	sync_memory_totals(&allocated, &cap, &refused);
+	used = (int64) allocated;
+	for (int id = 0; id < SYNC_NUM_POOLS; id++)
+	{
+		sync_pool_counts(id, &made[id], &nfree[id]);
+		used -= nfree[id] * (int64) sync_pool_objsize(id);
+	}
+	sync_lock_counts(&locks, &cached);
+	values[0] = Int64GetDatum((int64) allocated);
+	values[1] = Int64GetDatum(Max(used, 0));
+	values[2] = Int64GetDatum((int64) cap);
+	values[3] = Int64GetDatum(locks);
+	values[4] = Int64GetDatum(cached);
+	values[5] = Int64GetDatum(made[SYNC_POOL_ENTRIES] - nfree[SYNC_POOL_ENTRIES]);
+	values[6] = Int64GetDatum(made[SYNC_POOL_HOLDERS] - nfree[SYNC_POOL_HOLDERS]);
+	values[7] = Int64GetDatum(made[SYNC_POOL_LOCKS]);
+	values[8] = Int64GetDatum(made[SYNC_POOL_ENTRIES]);
+	values[9] = Int64GetDatum(made[SYNC_POOL_HOLDERS]);
+	values[10] = Int64GetDatum((int64) refused);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

@@ -43,6 +43,7 @@ syncwf_shmem_request(void)
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
 
+	size = add_size(size, sync_memory_shmem_size());
 	size = add_size(size, sync_lock_table_shmem_size());
 	size = add_size(size, sync_tokens_shmem_size());
 	size = add_size(size, sync_outbox_shmem_size());
@@ -53,6 +54,7 @@ syncwf_shmem_request(void)
 	size = add_size(size, sync_stats_shmem_size(sync_stats_max_locks));
 	RequestAddinShmemSpace(size);
 
+	sync_memory_shmem_request();
 	sync_lock_table_shmem_request();
 	sync_tokens_shmem_request();
 	sync_outbox_shmem_request();
@@ -70,6 +72,7 @@ syncwf_shmem_startup(void)
 		prev_shmem_startup_hook();
 
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	sync_memory_shmem_init();	/* first: the others make their buckets in it */
 	sync_lock_table_shmem_init();
 	sync_tokens_shmem_init();
 	sync_outbox_shmem_init();
@@ -79,6 +82,7 @@ syncwf_shmem_startup(void)
 	sync_wakeups_shmem_init();
 	sync_stats_shmem_init(sync_stats_max_locks);
 	sync_deadlock_shmem_init();
+	sync_memory_shmem_done();
 	LWLockRelease(AddinShmemInitLock);
 }
 
@@ -251,7 +255,8 @@ _PG_init(void)
 	/* on 18, per-lock statistics saved across a clean restart */
 	sync_stats_persist_init();
 
-	/* lower modules report upward through these */
+	/* the pools of shared memory, and what lower modules report upward */
+	sync_lock_table_init();
 	sync_holders_init();
 	sync_keyed_set_grant_written_hook(sync_launch_grant_written);
 

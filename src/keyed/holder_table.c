@@ -33,7 +33,8 @@
  *
  * Locking order: controllers_lock, then holders_lock (this file's LWLock,
  * tranche "syncwf holders"), then partition locks in ascending order.
- * holders_lock protects the holder hash, every keyed entry's holder_link,
+ * holders_lock protects the holder hash (its chains and bucket array:
+ * core/shared_pool.c), every keyed entry's holder_link,
  * created_xid, release_xid and reserved_xid, and keeps keyed entries from
  * being freed (freeing needs it exclusively).  created_xid and
  * reserved_xid are written with the entry's partition lock held too, so
@@ -68,16 +69,23 @@ typedef struct SyncHolders
 	int			load_state;		/* SyncKeyedLoadState */
 	Oid			dbid;			/* database the keyed holds live in */
 	Oid			state_relid;	/* sync_state they were loaded from */
+	SyncBuckets hash;			/* the holder records, under holders_lock */
+	int32		nholders;		/* records in use, under holders_lock */
 } SyncHolders;
 
 static SyncHolders *Holders = NULL;
-static HTAB *SyncHolderHash = NULL;
+static SyncBucketsCache holder_buckets;
+
+/* The hash's first buckets; the array doubles as it fills. */
+#define SYNC_HOLDER_BUCKETS_INIT	1024
+
+/* Did syncwf.max_holders refuse the last record this backend asked for? */
+static bool holders_refused_by_count = false;
 
 Size
 sync_holders_shmem_size(void)
 {
-	return add_size(MAXALIGN(sizeof(SyncHolders)),
-					hash_estimate_size(sync_max_holders, sizeof(SyncHolder)));
+	return MAXALIGN(sizeof(SyncHolders));
 }
 
 void
@@ -90,7 +98,6 @@ sync_holders_shmem_request(void)
 void
 sync_holders_shmem_init(void)
 {
-	HASHCTL		info;
 	bool		found;
 
 	Holders = ShmemInitStruct("syncwf holders state", sizeof(SyncHolders), &found);
@@ -100,14 +107,8 @@ sync_holders_shmem_init(void)
 		Holders->lock = &GetNamedLWLockTranche(SYNC_HOLDERS_TRANCHE)->lock;
 		SpinLockInit(&Holders->mutex);
 		Holders->load_state = SYNC_KEYED_NOT_LOADED;
+		sync_buckets_init(&Holders->hash, SYNC_HOLDER_BUCKETS_INIT, 0);
 	}
-	memset(&info, 0, sizeof(info));
-	info.keysize = sizeof(SyncHolderTag);
-	info.entrysize = sizeof(SyncHolder);
-	SyncHolderHash = ShmemInitHash("syncwf holders",
-								   sync_max_holders, sync_max_holders,
-								   &info,
-								   HASH_ELEM | HASH_BLOBS | HASH_FIXED_SIZE);
 }
 
 static void holders_entry_freeing(SyncEntry *entry);
@@ -117,6 +118,7 @@ static void holders_entry_granted(SyncEntry *entry);
 void
 sync_holders_init(void)
 {
+	sync_pool_define(SYNC_POOL_HOLDERS, "holder keys", sizeof(SyncHolder), NULL);
 	sync_entry_set_free_hook(holders_entry_freeing);
 	sync_queue_set_grant_hook(holders_entry_granted);
 }
@@ -158,29 +160,131 @@ sync_keyed_set_loaded(Oid relid)
 }
 
 /*
- * Find the holder record of 'key', or create it.  Caller holds holders_lock,
- * exclusively to create.
+ * Find the holder record of 'key', or create it: NULL when there is no free
+ * record (the caller undoes its work and calls sync_holders_make_room()).
+ * Caller holds holders_lock, exclusively to create.
  */
 SyncHolder *
 sync_holder_lookup(const char *key, bool create)
 {
-	SyncHolderTag tag;
+	uint32		hashcode = sync_holder_key_hash(MyDatabaseId, key);
+	SyncBuckets *b = &Holders->hash;
 	SyncHolder *holder;
-	bool		found;
+	int32	   *slot;
+	int32		n;
 
 	Assert(create ? LWLockHeldByMeInMode(Holders->lock, LW_EXCLUSIVE) :
 		   LWLockHeldByMe(Holders->lock));
-	memset(&tag, 0, sizeof(tag));
-	tag.dbid = MyDatabaseId;
-	strlcpy(tag.key, key, sizeof(tag.key));
-	holder = hash_search(SyncHolderHash, &tag,
-						 create ? HASH_ENTER_NULL : HASH_FIND, &found);
-	if (holder != NULL && !found)
+	for (n = sync_buckets_first(b, &holder_buckets, hashcode); n >= 0;
+		 n = holder->pooled.next)
 	{
-		holder->nentries = 0;
-		sync_elist_init(&holder->entries);
+		holder = sync_holder_at(n);
+		if (holder->hashcode == hashcode && holder->tag.dbid == MyDatabaseId &&
+			strcmp(holder->tag.key, key) == 0)
+			return holder;
 	}
+	if (!create)
+		return NULL;
+
+	holders_refused_by_count = false;
+	if (sync_max_holders >= 0 && Holders->nholders >= sync_max_holders)
+	{
+		holders_refused_by_count = true;
+		return NULL;
+	}
+	n = sync_pool_alloc(SYNC_POOL_HOLDERS, false);	/* growing: see below */
+	if (n < 0)
+		return NULL;
+	holder = sync_holder_at(n);
+	memset(&holder->tag, 0, sizeof(holder->tag));
+	holder->tag.dbid = MyDatabaseId;
+	strlcpy(holder->tag.key, key, sizeof(holder->tag.key));
+	holder->hashcode = hashcode;
+	holder->nentries = 0;
+	sync_elist_init(&holder->entries);
+	slot = sync_buckets_slot(b, &holder_buckets, hashcode);
+	holder->pooled.next = *slot;
+	*slot = n;
+	Holders->nholders++;
+	++b->count;					/* more buckets: sync_holder_buckets_grow() */
 	return holder;
+}
+
+/*
+ * Double the holder hash's buckets if it holds more records than it has
+ * buckets, or, with 'nholders', give it room for that many.  The caller
+ * holds no LWLock (sync_buckets_grow() allocates before it locks): a
+ * keyed request calls this before it binds, a load before its passes.
+ */
+void
+sync_holder_buckets_grow(int64 nholders)
+{
+	sync_buckets_grow(&Holders->hash, &holder_buckets, Holders->lock,
+					  SYNC_POOL_HOLDERS, offsetof(SyncHolder, hashcode),
+					  (uint32) Min(nholders, PG_INT32_MAX));
+}
+
+/*
+ * sync_holder_lookup() found no free record: make one, holding no LWLock
+ * (growing the memory may raise an error).  False if syncwf.max_holders or
+ * syncwf.max_memory refuses.
+ */
+bool
+sync_holders_make_room(void)
+{
+	if (holders_refused_by_count)
+		return false;
+	return sync_pool_reserve(SYNC_POOL_HOLDERS, 1);
+}
+
+/* Take a holder record without entries out of the hash, and free it. */
+static void
+sync_holder_remove(SyncHolder *holder)
+{
+	SyncBuckets *b = &Holders->hash;
+	int32	   *link = sync_buckets_slot(b, &holder_buckets, holder->hashcode);
+
+	Assert(holder->nentries == 0);
+	while (*link != holder->pooled.self)
+	{
+		Assert(*link >= 0);
+		link = &sync_holder_at(*link)->pooled.next;
+	}
+	*link = holder->pooled.next;
+	b->count--;
+	Holders->nholders--;
+	sync_pool_free(SYNC_POOL_HOLDERS, &holder->pooled);
+}
+
+/*
+ * Drop a record sync_holder_lookup() just made, to which no entry came.
+ * Caller holds holders_lock exclusively.
+ */
+void
+sync_holder_lookup_drop(SyncHolder *holder)
+{
+	Assert(LWLockHeldByMeInMode(Holders->lock, LW_EXCLUSIVE));
+	sync_holder_remove(holder);
+}
+
+/* The setting that refused the last record, for a hint. */
+const char *
+sync_holders_full_setting(void)
+{
+	return holders_refused_by_count ? "syncwf.max_holders" : "syncwf.max_memory";
+}
+
+/* Report that sync_holder_lookup() could not create a record. */
+void
+sync_report_holders_full(void)
+{
+	if (holders_refused_by_count)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("syncwf holder table is full"),
+				 errdetail("All %d holder keys are in use.", sync_max_holders),
+				 errhint("Raise syncwf.max_holders, or set it to -1, and reload the configuration.")));
+	sync_memory_report_full(SYNC_POOL_HOLDERS);
 }
 
 /*
@@ -199,7 +303,7 @@ sync_holder_entry(SyncHolder *holder, const char *name)
 		if (TransactionIdIsValid(e->release_xid) &&
 			TransactionIdIsCurrentTransactionId(e->release_xid))
 			continue;
-		if (strcmp(e->lock->tag.name, name) == 0)
+		if (strcmp(sync_entry_lock(e)->tag.name, name) == 0)
 			return e;
 	}
 	return NULL;
@@ -213,17 +317,17 @@ sync_holder_entry(SyncHolder *holder, const char *name)
 static void
 holders_entry_freeing(SyncEntry *entry)
 {
-	SyncHolder *holder = entry->holder;
+	SyncHolder *holder = sync_entry_holder(entry);
 
 	Assert(LWLockHeldByMeInMode(Holders->lock, LW_EXCLUSIVE));
-	Assert(sync_partition_held(entry->lock->hashcode, true));
+	Assert(sync_partition_held(sync_entry_lock(entry)->hashcode, true));
 	sync_holder_changed(holder->tag.dbid, holder->tag.key);	/* sync_wait */
 	sync_elist_delete(&holder->entries, entry, SYNC_HOLDER_LINK);
 	if (--holder->nentries == 0)
-		hash_search(SyncHolderHash, &holder->tag, HASH_REMOVE, NULL);
+		sync_holder_remove(holder);
 	if (entry->controller >= 0)
 		sync_controller_unref(entry->controller);
-	entry->holder = NULL;
+	entry->holderno = SYNC_ENTRY_NONE;
 	entry->created_xid = InvalidTransactionId;
 	entry->release_xid = InvalidTransactionId;
 	entry->reserved_xid = InvalidTransactionId;
@@ -243,7 +347,7 @@ holders_entry_granted(SyncEntry *entry)
 {
 	bool		handoff = TransactionIdIsValid(entry->reserved_xid);
 
-	Assert(sync_partition_held(entry->lock->hashcode, true));
+	Assert(sync_partition_held(sync_entry_lock(entry)->hashcode, true));
 	Assert(!handoff || LWLockHeldByMeInMode(Holders->lock, LW_EXCLUSIVE));
 	entry->reserved_xid = InvalidTransactionId;
 	entry->persisted = handoff;
@@ -256,7 +360,8 @@ holders_entry_granted(SyncEntry *entry)
 		entry->lease_expires = 0;
 	if (!handoff && !TransactionIdIsValid(entry->created_xid))
 		sync_outbox_push(entry);
-	sync_holder_changed(entry->holder->tag.dbid, entry->holder->tag.key);
+	sync_holder_changed(sync_entry_holder(entry)->tag.dbid,
+						sync_entry_holder(entry)->tag.key);
 }
 
 /*
@@ -267,7 +372,7 @@ void
 sync_keyed_entry_info(SyncEntry *e, SyncKeyedInfo *info)
 {
 	Assert(LWLockHeldByMe(Holders->lock));
-	Assert(sync_partition_held(e->lock->hashcode, false));
+	Assert(sync_partition_held(sync_entry_lock(e)->hashcode, false));
 	info->found = true;
 	info->state = e->state;
 	info->token = (int64) e->token;
@@ -285,7 +390,7 @@ sync_keyed_entry_info(SyncEntry *e, SyncKeyedInfo *info)
 static void
 sync_keyed_copy_info(SyncEntry *e, SyncKeyedInfo *info)
 {
-	LWLock	   *partition = sync_partition_lock(e->lock->hashcode);
+	LWLock	   *partition = sync_partition_lock(sync_entry_lock(e)->hashcode);
 
 	LWLockAcquire(partition, LW_SHARED);
 	sync_keyed_entry_info(e, info);
@@ -333,7 +438,7 @@ sync_keyed_holder_locks(const char *holder)
 			if (TransactionIdIsValid(e->created_xid) &&
 				!TransactionIdIsCurrentTransactionId(e->created_xid))
 				continue;
-			names = lappend(names, pstrdup(e->lock->tag.name));
+			names = lappend(names, pstrdup(sync_entry_lock(e)->tag.name));
 		}
 	LWLockRelease(Holders->lock);
 	return names;
@@ -352,7 +457,7 @@ sync_keyed_request_locks(SyncEntry *entry, uint64 request_id)
 	if (sync_keyed_entry_is(entry, request_id))
 		for (SyncEntry *e = sync_next_in_request(entry); e != entry;
 			 e = sync_next_in_request(e))
-			names = lappend(names, pstrdup(e->lock->tag.name));
+			names = lappend(names, pstrdup(sync_entry_lock(e)->tag.name));
 	LWLockRelease(Holders->lock);
 	return names;
 }
@@ -382,7 +487,7 @@ sync_keyed_mark_release(const char *name, const char *holder, uint64 request_id,
 	if (h != NULL)
 		sync_elist_foreach(c, &h->entries, holder_link)
 		{
-			if (c->request_id == request_id && strcmp(c->lock->tag.name, name) == 0)
+			if (c->request_id == request_id && strcmp(sync_entry_lock(c)->tag.name, name) == 0)
 			{
 				e = c;
 				break;
@@ -410,7 +515,7 @@ void
 sync_keyed_release_held(SyncEntry *e, SyncEntry *next, uint64 token,
 						TimestampTz since)
 {
-	SyncLock   *lock = e->lock;
+	SyncLock   *lock = sync_entry_lock(e);
 	uint32		partmask = (sync_next_in_request(e) != e) ? e->partmask :
 		(1U << sync_partition_of(lock->hashcode));
 

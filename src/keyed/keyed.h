@@ -51,10 +51,35 @@ typedef struct SyncHolderTag
 
 typedef struct SyncHolder
 {
-	SyncHolderTag tag;			/* hash key; must be first */
+	SyncPooled	pooled;			/* its number; next in its hash chain */
+	SyncHolderTag tag;			/* hash key */
+	uint32		hashcode;		/* hash of tag */
 	int32		nentries;
 	SyncEntryList entries;		/* SyncEntry.holder_link */
 } SyncHolder;
+
+static inline SyncHolder *
+sync_holder_at(int32 n)
+{
+	return (SyncHolder *) sync_pool_object(SYNC_POOL_HOLDERS, sizeof(SyncHolder), n);
+}
+
+static inline uint32
+sync_holder_key_hash(Oid dbid, const char *key)
+{
+	return hash_combine(hash_bytes_uint32((uint32) dbid),
+						hash_bytes((const unsigned char *) key, strlen(key)));
+}
+
+/* The holder record of a keyed entry (core/shared_pool.c: by number). */
+static inline SyncHolder *
+sync_entry_holder(const SyncEntry *e)
+{
+	if (e->holderno == SYNC_ENTRY_NONE)
+		return NULL;
+	return (SyncHolder *) sync_pool_object(SYNC_POOL_HOLDERS, sizeof(SyncHolder),
+										   e->holderno);
+}
 
 typedef struct SyncKeyedInfo
 {

@@ -79,6 +79,24 @@ typedef struct LoadState
 	uint64		max_request;
 } LoadState;
 
+/* Before a pass: forget what an earlier one loaded. */
+static void
+sync_load_restart(LoadState *ls)
+{
+	HASHCTL		ctl;
+
+	if (ls->rings != NULL)
+		hash_destroy(ls->rings);
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.keysize = sizeof(((RequestRing *) 0)->key);
+	ctl.entrysize = sizeof(RequestRing);
+	ctl.hcxt = CurrentMemoryContext;
+	ls->rings = hash_create("syncwf load rings", 64, &ctl,
+							HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
+	ls->rowno = 0;
+	ls->max_token = ls->max_seq = ls->max_request = 0;
+}
+
 /*
  * Before any LWLock is taken: restore the controllers, and look up each
  * row's controller slot (which takes controllers_lock itself) and
@@ -88,7 +106,6 @@ static void
 sync_load_begin(LoadState *ls, List *rows, List *controllers, Oid limit_relid)
 {
 	ListCell   *lc;
-	HASHCTL		ctl;
 	TimestampTz now = GetCurrentTimestamp();
 	int			rowno = 0;
 
@@ -113,12 +130,7 @@ sync_load_begin(LoadState *ls, List *rows, List *controllers, Oid limit_relid)
 			sync_controller_slot_noerror(row->controller) : -1;
 	}
 
-	memset(&ctl, 0, sizeof(ctl));
-	ctl.keysize = sizeof(((RequestRing *) 0)->key);
-	ctl.entrysize = sizeof(RequestRing);
-	ctl.hcxt = CurrentMemoryContext;
-	ls->rings = hash_create("syncwf load rings", 64, &ctl,
-							HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
+	sync_load_restart(ls);
 }
 
 /*
@@ -155,17 +167,18 @@ sync_load_lock(SyncStateRow *row, Oid limit_relid, uint32 *hashcode)
 
 /*
  * A new entry of holder 'h' for 'lock', with what the row says, not yet
- * held or queued.  Caller holds holders_lock and every partition lock
- * exclusively, and has made sure an entry is free.
+ * held or queued; NULL if there is no room for it.  Caller holds
+ * holders_lock and every partition lock exclusively.
  */
 static SyncEntry *
 sync_load_entry(LoadState *ls, SyncStateRow *row, SyncLock *lock,
 				uint32 hashcode, SyncHolder *h)
 {
-	SyncEntry  *e = sync_entry_alloc();
+	SyncEntry  *e = sync_entry_alloc(false);	/* grown in sync_keyed_load() */
 
-	Assert(e != NULL);
-	e->lock = lock;
+	if (e == NULL)
+		return NULL;
+	e->lockno = lock->pooled.self;
 	e->request_id = (uint64) row->request_id;
 	e->seq = (uint64) row->seq;
 	e->priority = row->priority;
@@ -174,7 +187,7 @@ sync_load_entry(LoadState *ls, SyncStateRow *row, SyncLock *lock,
 	e->scope = SYNC_SCOPE_KEYED;
 	e->partmask = 1U << sync_partition_of(hashcode);
 	e->nlocks = 1;
-	e->holder = h;
+	e->holderno = h->pooled.self;
 	Assert(sync_elist_detached(e, SYNC_HOLDER_LINK));
 	sync_elist_push_tail(&h->entries, e, SYNC_HOLDER_LINK);
 	h->nentries++;
@@ -200,7 +213,7 @@ sync_load_entry(LoadState *ls, SyncStateRow *row, SyncLock *lock,
 static void
 sync_load_place(LoadState *ls, SyncStateRow *row, SyncEntry *e)
 {
-	SyncLock   *lock = e->lock;
+	SyncLock   *lock = sync_entry_lock(e);
 
 	sync_ring_add(ls->rings, row, e);
 	if (row->held)
@@ -228,28 +241,43 @@ sync_load_place(LoadState *ls, SyncStateRow *row, SyncEntry *e)
 }
 
 /*
- * Load one row; returns the setting to raise if shared memory has no room
- * for it, else NULL.  Caller holds controllers_lock (shared), holders_lock
- * and every partition lock (exclusive).
+ * Load one row.  Returns -1 if it is loaded, else the pool that had no
+ * free object for it; *failure names the setting to raise when a cap on
+ * counts refused (no growth would help).  Caller holds controllers_lock
+ * (shared), holders_lock and every partition lock (exclusive).
  */
-static const char *
-sync_load_row(LoadState *ls, SyncStateRow *row)
+static int
+sync_load_row(LoadState *ls, SyncStateRow *row, const char **failure)
 {
 	uint32		hashcode;
 	SyncLock   *lock;
 	SyncHolder *h;
+	SyncEntry  *e;
 
 	lock = sync_load_lock(row, ls->limit_relid, &hashcode);
 	if (lock == NULL)
-		return "syncwf.max_locks";
+	{
+		*failure = sync_locks_full_setting();
+		return SYNC_POOL_LOCKS;
+	}
 	h = sync_holder_lookup(row->holder, true);
 	if (h == NULL)
 	{
 		sync_lock_idle(lock);
-		return "syncwf.max_holders";
+		*failure = sync_holders_full_setting();
+		return SYNC_POOL_HOLDERS;
 	}
-	sync_load_place(ls, row, sync_load_entry(ls, row, lock, hashcode, h));
-	return NULL;
+	e = sync_load_entry(ls, row, lock, hashcode, h);
+	if (e == NULL)
+	{
+		if (h->nentries == 0)
+			sync_holder_lookup_drop(h);
+		sync_lock_idle(lock);
+		*failure = sync_entries_full_setting();
+		return SYNC_POOL_ENTRIES;
+	}
+	sync_load_place(ls, row, e);
+	return -1;
 }
 
 /*
@@ -294,9 +322,50 @@ sync_load_finish(LoadState *ls)
 }
 
 /*
+ * One pass of sync_keyed_install(): take the locks, replace the keyed
+ * entries of this database with the rows, let the locks go.  Returns -1
+ * when every row is in, else the pool that ran out (everything loaded is
+ * taken out again); *failure is set when a cap on counts refused.
+ */
+static int
+sync_load_pass(LoadState *ls, List *rows, const char **failure)
+{
+	uint32		all = SYNC_ALL_PARTITIONS;
+	ListCell   *lc;
+	int			empty = -1;
+
+	LWLockAcquire(sync_controllers_lock(), LW_SHARED);
+	LWLockAcquire(sync_holders_lock(), LW_EXCLUSIVE);
+	sync_lock_partitions(all, LW_EXCLUSIVE);
+
+	(void) sync_keyed_purge(NULL, NULL);
+	foreach(lc, rows)
+	{
+		empty = sync_load_row(ls, (SyncStateRow *) lfirst(lc), failure);
+		if (empty >= 0)
+			break;
+	}
+	if (empty >= 0)
+		(void) sync_keyed_purge(NULL, NULL);
+	else
+		sync_load_finish(ls);
+	sync_unlock_partitions(all);
+	LWLockRelease(sync_holders_lock());
+	LWLockRelease(sync_controllers_lock());
+	sync_grant_deferred();
+	return empty;
+}
+
+/*
  * Put the rows read from sync_state into shared memory, replacing whatever
  * keyed entries of this database were there.  Rows come held first, then in
  * queue order.  Fails as a whole (53200) when memory is too small.
+ *
+ * Memory grows only while no LWLock is held (an error of the operating
+ * system must not leave a load half-done): hash buckets and an entry for
+ * every row before the first pass; when a pass finds no free lock or holder record, the
+ * pool grows to twice its size and the load starts again, so a load of n
+ * rows into empty memory makes O(log n) passes and O(n) work.
  *
  * Takes controllers_lock (shared), holders_lock and every partition lock
  * (exclusive), in that order; the caller holds none of them.
@@ -304,36 +373,29 @@ sync_load_finish(LoadState *ls)
 void
 sync_keyed_install(List *rows, List *controllers, Oid limit_relid)
 {
-	uint32		all = SYNC_ALL_PARTITIONS;
 	LoadState	ls;
-	ListCell   *lc;
 	const char *failure = NULL;
 
 	sync_load_begin(&ls, rows, controllers, limit_relid);
-
-	LWLockAcquire(sync_controllers_lock(), LW_SHARED);
-	LWLockAcquire(sync_holders_lock(), LW_EXCLUSIVE);
-	sync_lock_partitions(all, LW_EXCLUSIVE);
-
-	(void) sync_keyed_purge(NULL, NULL);
-
-	if (list_length(rows) > sync_entries_free())
-		failure = "syncwf.max_entries";
-	foreach(lc, rows)
+	sync_lock_buckets_grow(list_length(rows));
+	sync_holder_buckets_grow(list_length(rows));
+	if (!sync_pool_reserve(SYNC_POOL_ENTRIES, list_length(rows)))
+		failure = "syncwf.max_memory";
+	for (int pass = 0; failure == NULL; pass++)
 	{
-		if (failure)
-			break;
-		failure = sync_load_row(&ls, (SyncStateRow *) lfirst(lc));
-	}
+		const char *refused = NULL;
+		int			empty = sync_load_pass(&ls, rows, &refused);
+		int64		made;
+		int64		nfree;
 
-	if (failure)
-		(void) sync_keyed_purge(NULL, NULL);
-	else
-		sync_load_finish(&ls);
-	sync_unlock_partitions(all);
-	LWLockRelease(sync_holders_lock());
-	LWLockRelease(sync_controllers_lock());
-	sync_grant_deferred();
+		if (empty < 0)
+			break;
+		sync_pool_counts(empty, &made, &nfree);
+		if (strcmp(refused, "syncwf.max_memory") != 0 || pass >= 32 ||
+			!sync_pool_reserve(empty, Max(2 * made, SYNC_SLAB_SIZE)))
+			failure = refused;
+		sync_load_restart(&ls);
+	}
 	hash_destroy(ls.rings);
 
 	if (failure)
@@ -341,7 +403,7 @@ sync_keyed_install(List *rows, List *controllers, Oid limit_relid)
 				(errcode(ERRCODE_OUT_OF_MEMORY),
 				 errmsg("cannot load %d keyed entries from sync_state into shared memory",
 						list_length(rows)),
-				 errhint("Raise %s in postgresql.conf and restart the server.", failure)));
+				 errhint("Raise %s in postgresql.conf and reload the configuration.", failure)));
 }
 
 /*
@@ -442,7 +504,7 @@ sync_keyed_unfit(bool *retry)
 				}
 				row = palloc0(sizeof(SyncStateRow));
 				row->name = pstrdup(lock->tag.name);
-				row->holder = pstrdup(e->holder->tag.key);
+				row->holder = pstrdup(sync_entry_holder(e)->tag.key);
 				row->request_id = (int64) e->request_id;
 				rows = lappend(rows, row);
 			}
@@ -479,8 +541,8 @@ sync_collect_expired(SyncEntry *e, void *arg)
 	{
 		SyncStateRow *row = palloc0(sizeof(SyncStateRow));
 
-		row->name = pstrdup(e->lock->tag.name);
-		row->holder = pstrdup(e->holder->tag.key);
+		row->name = pstrdup(sync_entry_lock(e)->tag.name);
+		row->holder = pstrdup(sync_entry_holder(e)->tag.key);
 		row->token = (int64) e->token;
 		row->request_id = (int64) e->request_id;
 		scan->expired = lappend(scan->expired, row);
@@ -517,17 +579,17 @@ sync_keyed_grant_info(SyncOutboxItem *item, SyncStateRow *row)
 
 	LWLockAcquire(sync_holders_lock(), LW_SHARED);
 	if (sync_keyed_entry_is(e, item->request_id) &&
-		e->lock->tag.dbid == MyDatabaseId)
+		sync_entry_lock(e)->tag.dbid == MyDatabaseId)
 	{
-		LWLock	   *partition = sync_partition_lock(e->lock->hashcode);
+		LWLock	   *partition = sync_partition_lock(sync_entry_lock(e)->hashcode);
 
 		LWLockAcquire(partition, LW_SHARED);
 		if (e->state == SYNC_ENTRY_HELD && e->token == item->token &&
 			!e->persisted && !TransactionIdIsValid(e->created_xid))
 		{
 			memset(row, 0, sizeof(SyncStateRow));
-			row->name = pstrdup(e->lock->tag.name);
-			row->holder = pstrdup(e->holder->tag.key);
+			row->name = pstrdup(sync_entry_lock(e)->tag.name);
+			row->holder = pstrdup(sync_entry_holder(e)->tag.key);
 			row->controller = (e->controller >= 0) ?
 				pstrdup(sync_controller_name(e->controller)) : NULL;
 			row->held = true;
@@ -573,7 +635,7 @@ sync_keyed_set_admit_limit(const char *name, const char *holder, int32 limit,
 				x = sync_next_in_request(x);
 			} while (x != e);
 			if (grant)
-				sync_grant_waiters(e->lock);
+				sync_grant_waiters(sync_entry_lock(e));
 		}
 		sync_unlock_partitions(partmask);
 	}

@@ -177,10 +177,10 @@ sync_keyed_check_same(SyncKeyedRequest *kr, SyncEntry **existing)
 	for (int i = 0; i < kr->nnames && name == NULL; i++)
 	{
 		e = existing[i];
-		if (e->lock->kind == SYNC_KIND_SEMAPHORE ? e->slots != kr->slots :
+		if (sync_entry_lock(e)->kind == SYNC_KIND_SEMAPHORE ? e->slots != kr->slots :
 			e->shared != kr->shared)
 		{
-			name = pstrdup(e->lock->tag.name);
+			name = pstrdup(sync_entry_lock(e)->tag.name);
 			slots = e->slots;
 			shared = e->shared;
 		}
@@ -216,7 +216,7 @@ sync_keyed_report_existing(SyncKeyedRequest *kr, SyncEntry **existing,
 	kr->owner = existing[0]->owner;
 	for (int i = 0; i < kr->nnames; i++)
 	{
-		LWLock	   *partition = sync_partition_lock(existing[i]->lock->hashcode);
+		LWLock	   *partition = sync_partition_lock(sync_entry_lock(existing[i])->hashcode);
 
 		LWLockAcquire(partition, LW_SHARED);
 		sync_keyed_fill_result(existing[i], &results[i]);
@@ -296,9 +296,9 @@ sync_keyed_place(SyncKeyedRequest *kr, AcquireRequest *req, SyncEntry *first,
 		for (int i = 0; i < kr->nnames; i++)
 		{
 			if (active)
-				sync_queue_insert(req->entries[i]->lock, req->entries[i]);
+				sync_queue_insert(sync_entry_lock(req->entries[i]), req->entries[i]);
 			else
-				sync_dormant_insert(req->entries[i]->lock, req->entries[i]);
+				sync_dormant_insert(sync_entry_lock(req->entries[i]), req->entries[i]);
 		}
 		/* a claim-only request waits for its claim, whatever the slots */
 		grant = !kr->claim && active && sync_request_grantable(first, true);
@@ -319,7 +319,7 @@ sync_keyed_place(SyncKeyedRequest *kr, AcquireRequest *req, SyncEntry *first,
 
 		e->pid = 0;
 		e->procno = -1;
-		e->holder = h;
+		e->holderno = h->pooled.self;
 		Assert(sync_elist_detached(e, SYNC_HOLDER_LINK));
 		sync_elist_push_tail(&h->entries, e, SYNC_HOLDER_LINK);
 		h->nentries++;
@@ -360,6 +360,19 @@ sync_keyed_place(SyncKeyedRequest *kr, AcquireRequest *req, SyncEntry *first,
  * results[i] describes names[i].  The rows are the caller's to write
  * (keyed_ops.c), and the request its transaction's (keyed_xact.c).
  */
+/*
+ * Room for another attempt at a request that found the lock table or the
+ * holder table full, holding no LWLock: evict a cached lock or grow the
+ * memory (which may raise an error).  False if nothing can be had.
+ */
+static bool
+sync_keyed_make_room(AcquireRequest *req, int error)
+{
+	if (error == SYNC_BIND_TABLE_FULL)
+		return sync_make_room(req->hashes[0], req->nnames);
+	return sync_holders_make_room();
+}
+
 SyncKeyedOutcome
 sync_holders_request(SyncKeyedRequest *kr, SyncKeyedResult *results)
 {
@@ -370,7 +383,7 @@ sync_holders_request(SyncKeyedRequest *kr, SyncKeyedResult *results)
 	SyncHolder *h = NULL;
 	volatile SyncKeyedOutcome found = SYNC_KEYED_NEW;
 	int			failed = -1;
-	int			error;
+	volatile int error = SYNC_BIND_OK;
 	SyncPlaceResult placed;
 	SyncQueueFull full;
 
@@ -378,12 +391,22 @@ sync_holders_request(SyncKeyedRequest *kr, SyncKeyedResult *results)
 	req.limit_relid = kr->limit_relid;
 	req.fair_key = kr->fair_key;
 	req.fair_weight = kr->fair_weight;
-	sync_reserve_entries(&req);
 	for (int attempt = 1;; attempt++)
 	{
+		volatile bool room = true;
+
+		/* (an error gives the reserved entries back) */
 		PG_TRY();
 		{
-			found = sync_keyed_find(kr, &req, existing, xid);
+			if (attempt == 1)
+			{
+				sync_holder_buckets_grow(0);
+				sync_reserve_entries(&req);
+			}
+			else
+				room = sync_keyed_make_room(&req, error);
+			if (room)
+				found = sync_keyed_find(kr, &req, existing, xid);
 		}
 		PG_CATCH();
 		{
@@ -391,6 +414,8 @@ sync_holders_request(SyncKeyedRequest *kr, SyncKeyedResult *results)
 			PG_RE_THROW();
 		}
 		PG_END_TRY();
+		if (!room)
+			break;				/* reported below */
 		if (found == SYNC_KEYED_EXISTING)
 		{
 			sync_discard_request(&req);
@@ -402,17 +427,16 @@ sync_holders_request(SyncKeyedRequest *kr, SyncKeyedResult *results)
 		error = sync_keyed_bind(kr, &req, &first, &h, &failed);
 		if (error == SYNC_BIND_OK)
 			break;
-		/* the entries stay reserved for another attempt */
-		if (error == SYNC_BIND_TABLE_FULL && attempt < SYNC_MAKE_ROOM_ATTEMPTS &&
-			sync_make_room(req.hashes[0]))
-			continue;
+		/* the entries stay reserved for another attempt, once room is made */
+		if ((error != SYNC_BIND_TABLE_FULL && error != SYNC_BIND_HOLDERS_FULL) ||
+			attempt >= SYNC_MAKE_ROOM_ATTEMPTS)
+			break;
+	}
+	if (error != SYNC_BIND_OK)
+	{
 		sync_discard_request(&req);
 		if (error == SYNC_BIND_HOLDERS_FULL)
-			ereport(ERROR,
-					(errcode(ERRCODE_OUT_OF_MEMORY),
-					 errmsg("syncwf holder table is full"),
-					 errdetail("All %d holder keys are in use.", sync_max_holders),
-					 errhint("Raise syncwf.max_holders in postgresql.conf and restart the server.")));
+			sync_report_holders_full();
 		sync_report_bind_error(&req, error, failed);
 	}
 

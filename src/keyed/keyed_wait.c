@@ -88,7 +88,7 @@ sync_keyed_wait_state(SyncOutboxItem *g, bool *unwritten)
 	LWLockAcquire(sync_holders_lock(), LW_SHARED);
 	if (sync_keyed_entry_is(e, g->request_id))
 	{
-		LWLock	   *partition = sync_partition_lock(e->lock->hashcode);
+		LWLock	   *partition = sync_partition_lock(sync_entry_lock(e)->hashcode);
 
 		LWLockAcquire(partition, LW_SHARED);
 		if (e->state == SYNC_ENTRY_HELD)

@@ -56,8 +56,8 @@ sync_handoff_row(KeyedOp *op)
 	SyncHandoff *h = palloc0(sizeof(SyncHandoff));
 
 	h->op = op;
-	h->row.name = pstrdup(next->lock->tag.name);
-	h->row.holder = pstrdup(next->holder->tag.key);
+	h->row.name = pstrdup(sync_entry_lock(next)->tag.name);
+	h->row.holder = pstrdup(sync_entry_holder(next)->tag.key);
 	h->row.controller = (next->controller >= 0) ?
 		pstrdup(sync_controller_name(next->controller)) : NULL;
 	h->row.held = true;
@@ -83,7 +83,7 @@ sync_reserve_next(KeyedOp *op)
 	if (sync_keyed_entry_is(e, op->request_id) &&
 		e->release_xid == sync_keyed_xact.xid)
 	{
-		LWLock	   *partition = sync_partition_lock(e->lock->hashcode);
+		LWLock	   *partition = sync_partition_lock(sync_entry_lock(e)->hashcode);
 
 		LWLockAcquire(partition, LW_EXCLUSIVE);
 		if (e->state == SYNC_ENTRY_HELD)
@@ -179,12 +179,12 @@ sync_unreserve(KeyedOp *op)
 	LWLockAcquire(sync_holders_lock(), LW_EXCLUSIVE);
 	if (sync_reservation_stands(op))
 	{
-		LWLock	   *partition = sync_partition_lock(next->lock->hashcode);
+		LWLock	   *partition = sync_partition_lock(sync_entry_lock(next)->hashcode);
 
 		LWLockAcquire(partition, LW_EXCLUSIVE);
 		next->reserved_xid = InvalidTransactionId;
 		if (next->state == SYNC_ENTRY_PENDING)
-			sync_grant_waiters(next->lock);
+			sync_grant_waiters(sync_entry_lock(next));
 		LWLockRelease(partition);
 	}
 	op->next = NULL;
@@ -230,7 +230,7 @@ sync_apply_release(KeyedOp *op)
 	if (sync_keyed_entry_is(e, op->request_id) &&
 		e->release_xid == sync_keyed_xact.xid)
 	{
-		LWLock	   *partition = sync_partition_lock(e->lock->hashcode);
+		LWLock	   *partition = sync_partition_lock(sync_entry_lock(e)->hashcode);
 		bool		held;
 
 		LWLockAcquire(partition, LW_SHARED);
@@ -269,7 +269,7 @@ sync_apply_resort(KeyedOp *op)
 		{
 			if (e->state == SYNC_ENTRY_PENDING || e->state == SYNC_ENTRY_DORMANT)
 			{
-				SyncLock   *lock = e->lock;
+				SyncLock   *lock = sync_entry_lock(e);
 				bool		dormant = (e->state == SYNC_ENTRY_DORMANT);
 
 				sync_queue_remove(e);
@@ -284,7 +284,7 @@ sync_apply_resort(KeyedOp *op)
 		e = first;
 		do
 		{
-			sync_grant_waiters(e->lock);
+			sync_grant_waiters(sync_entry_lock(e));
 			e = sync_next_in_request(e);
 		} while (e != first);
 		sync_unlock_partitions(partmask);
@@ -301,7 +301,7 @@ sync_apply_entry_update(KeyedOp *op)
 	LWLockAcquire(sync_holders_lock(), LW_SHARED);
 	if (sync_keyed_entry_is(e, op->request_id))
 	{
-		LWLock	   *partition = sync_partition_lock(e->lock->hashcode);
+		LWLock	   *partition = sync_partition_lock(sync_entry_lock(e)->hashcode);
 
 		LWLockAcquire(partition, LW_EXCLUSIVE);
 		if (e->state == SYNC_ENTRY_HELD)
@@ -318,7 +318,7 @@ sync_apply_entry_update(KeyedOp *op)
 			{
 				e->persisted = true;
 				/* a sync_wait in a snapshot transaction waits for this */
-				sync_holder_changed(e->holder->tag.dbid, e->holder->tag.key);
+				sync_holder_changed(sync_entry_holder(e)->tag.dbid, sync_entry_holder(e)->tag.key);
 			}
 		}
 		LWLockRelease(partition);
@@ -380,7 +380,7 @@ sync_apply_provisionals(void)
 
 			if (!sync_keyed_entry_is(e, prov->request_id))
 				continue;
-			partition = sync_partition_lock(e->lock->hashcode);
+			partition = sync_partition_lock(sync_entry_lock(e)->hashcode);
 			LWLockAcquire(partition, LW_EXCLUSIVE);
 			e->created_xid = InvalidTransactionId;
 			if (e->state == SYNC_ENTRY_HELD && !e->persisted)
@@ -467,7 +467,7 @@ sync_undo_op(KeyedOp *op)
 		LWLockAcquire(sync_holders_lock(), LW_SHARED);
 		if (sync_keyed_entry_is(e, op->request_id))
 		{
-			LWLock	   *partition = sync_partition_lock(e->lock->hashcode);
+			LWLock	   *partition = sync_partition_lock(sync_entry_lock(e)->hashcode);
 
 			LWLockAcquire(partition, LW_EXCLUSIVE);
 			if (e->state == SYNC_ENTRY_HELD && e->token == op->token)

@@ -205,7 +205,7 @@ sync_keyed_xact_claim(const char *name, const char *holder,
 		e = NULL;
 	if (e != NULL)
 	{
-		LWLock	   *partition = sync_partition_lock(e->lock->hashcode);
+		LWLock	   *partition = sync_partition_lock(sync_entry_lock(e)->hashcode);
 
 		LWLockAcquire(partition, LW_EXCLUSIVE);
 		if (TransactionIdIsValid(e->release_xid) &&
@@ -219,7 +219,7 @@ sync_keyed_xact_claim(const char *name, const char *holder,
 		{
 			sync_claim_grant(e);
 			/* no grant hook for a claim: wake sync_wait here */
-			sync_holder_changed(e->holder->tag.dbid, e->holder->tag.key);
+			sync_holder_changed(sync_entry_holder(e)->tag.dbid, sync_entry_holder(e)->tag.key);
 			if (e->lease_us > 0)
 				e->lease_expires = e->since + e->lease_us;
 			e->persisted = true;	/* the claiming UPDATE writes it */

@@ -40,7 +40,7 @@ sync_copy_entries(SyncEntryList *list, EntryRow *rows, int nrows, const char *na
 		row->fair_weight = e->fair_weight;
 		row->fair_key = e->fair_key[0] ? pstrdup(e->fair_key) : NULL;
 		row->shared = e->shared;
-		row->kind = e->lock->kind;
+		row->kind = sync_entry_lock(e)->kind;
 		row->token = e->token;
 		row->since = e->since;
 		row->holder = NULL;
@@ -48,7 +48,7 @@ sync_copy_entries(SyncEntryList *list, EntryRow *rows, int nrows, const char *na
 		row->lease_expires = 0;
 		if (e->scope == SYNC_SCOPE_KEYED)
 		{
-			row->holder = pstrdup(e->holder->tag.key);
+			row->holder = pstrdup(sync_entry_holder(e)->tag.key);
 			if (e->controller >= 0)
 				row->controller = pstrdup(sync_controller_name(e->controller));
 			row->lease_expires = e->lease_expires;
@@ -121,7 +121,7 @@ sync_status_entries(EntryRow **rows_out)
 
 	sync_lock_partitions(all, LW_SHARED);
 	/* every entry belongs to a live lock, so this bounds the row count */
-	maxrows = Max(sync_max_entries - sync_entries_free(), 1);
+	maxrows = Max(sync_entries_in_use(), 1);
 	rows = palloc_extended(sizeof(EntryRow) * maxrows, MCXT_ALLOC_HUGE);
 	sync_foreach_live_lock(it)
 	{

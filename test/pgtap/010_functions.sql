@@ -146,7 +146,8 @@ SELECT bag_eq(
                        ('sync_controller_stamp()'), ('sync_launch_plan_changed()'),
                        ('sync_execution_changed()'), ('sync_execution_finished()'),
                        ('sync_launch_plan_metrics(interval)'), ('sync_lock_stats_rows()'),
-                       ('sync_stats_reset(text)'), ('sync_fair_weight_changed()')$$,
+                       ('sync_stats_reset(text)'), ('sync_fair_weight_changed()'),
+                       ('sync_memory_status()')$$,
     'extension syncwf owns exactly the API functions, the monitoring SRFs and the trigger functions');
 
 -- Named-argument calls work with the documented names.

@@ -3,7 +3,7 @@
 -- checks accept and refuse), the monitoring views and their column types,
 -- and the syncwf_admin role.
 BEGIN;
-SELECT plan(120);
+SELECT plan(124);
 
 -- sync_limit ---------------------------------------------------------------
 SELECT has_table('sync_limit', 'table sync_limit exists');
@@ -92,6 +92,19 @@ SELECT has_view('sync_locks', 'view sync_locks exists');
 SELECT has_view('sync_holders', 'view sync_holders exists');
 SELECT has_view('sync_waiters', 'view sync_waiters exists');
 SELECT has_view('sync_lock_stats', 'view sync_lock_stats exists');
+SELECT has_view('sync_memory', 'view sync_memory exists');
+SELECT is(
+    (SELECT array_agg(attname::text ORDER BY attnum) FROM pg_catalog.pg_attribute
+      WHERE attrelid = 'sync_memory'::regclass AND attnum > 0 AND NOT attisdropped),
+    ARRAY['allocated_bytes', 'used_bytes', 'max_bytes', 'pct_of_max', 'locks', 'cached_locks',
+          'entries', 'holders', 'lock_slots', 'entry_slots', 'holder_slots', 'grows_refused'],
+    'sync_memory columns are (allocated_bytes, used_bytes, max_bytes, pct_of_max, locks, cached_locks, entries, holders, lock_slots, entry_slots, holder_slots, grows_refused)');
+SELECT is((SELECT count(*) FROM sync_memory), 1::bigint, 'sync_memory has one row');
+SELECT ok((SELECT used_bytes <= allocated_bytes AND allocated_bytes <= max_bytes
+                  AND max_bytes = pg_size_bytes(current_setting('syncwf.max_memory'))
+                  AND locks <= lock_slots AND entries <= entry_slots AND holders <= holder_slots
+             FROM sync_memory),
+          'sync_memory: in use <= allocated <= syncwf.max_memory, counts within the slots made');
 SELECT function_returns('sync_stats_reset', ARRAY['text'], 'timestamp with time zone',
                         'sync_stats_reset(text) returns timestamptz');
 

@@ -86,7 +86,16 @@ my %want = (
 	syncwf_waiters_oldest_wait_seconds => 'gauge',
 	syncwf_controllers_pending => 'gauge',
 	syncwf_controllers_inactive_pending => 'gauge',
-	syncwf_controllers_heartbeat_age_seconds => 'gauge');
+	syncwf_controllers_heartbeat_age_seconds => 'gauge',
+	syncwf_memory_allocated_bytes => 'gauge',
+	syncwf_memory_used_bytes => 'gauge',
+	syncwf_memory_max_bytes => 'gauge',
+	syncwf_memory_pct_of_max => 'gauge',
+	syncwf_memory_locks => 'gauge',
+	syncwf_memory_cached_locks => 'gauge',
+	syncwf_memory_entries => 'gauge',
+	syncwf_memory_holders => 'gauge',
+	syncwf_memory_grows_refused_total => 'counter');
 is_deeply(\%defined, \%want,
 	'docs/postgres_exporter.yaml defines the documented metrics, each with its type');
 
@@ -431,6 +440,16 @@ is_deeply(
 is_deeply(
 	[ map { value($m, "syncwf_locks_$_", lock_name => 'mtx/keyed/q') } qw(holders waiters slots_held) ],
 	[ 1, 2, 1 ], 'mtx/keyed/q: holders 1, waiters 2 (one passed over), slots_held 1');
+
+# syncwf's memory (sync_memory): the entries of those two locks, the cap.
+is(value($m, 'syncwf_memory_entries'), 5,
+	'sync_memory: 5 entries (a hold and a waiter, a hold and two waiters)');
+cmp_ok(value($m, 'syncwf_memory_max_bytes'), '==', 2048 * 1024 * 1024,
+	'sync_memory: max_bytes is syncwf.max_memory (2 GB)');
+ok( value($m, 'syncwf_memory_used_bytes') <= value($m, 'syncwf_memory_allocated_bytes')
+	  && value($m, 'syncwf_memory_allocated_bytes') > 0,
+	'sync_memory: some memory taken, no more in use than taken');
+is(value($m, 'syncwf_memory_grows_refused_total'), 0, 'sync_memory: no growth refused');
 
 # The oldest waiter of each lock, between the ages before and after the scrape.
 is_deeply(label_values($m, 'syncwf_waiters_oldest_wait_seconds', 'lock_name'),
