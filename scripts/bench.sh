@@ -10,8 +10,10 @@
 # target slot hand-off latency (9), the capacity model's cost (10),
 # rate-limited grants (11), best-effort queueing's slot utilisation (12),
 # the cost of per-lock statistics (13), server instructions per call
-# under callgrind (14) and keyed requests joining a queue 1,000 and
-# 1,000,000 deep (15).  Contenders are interleaved
+# under callgrind (14), keyed requests joining a queue 1,000 and
+# 1,000,000 deep (15), shared memory at start and with 2,000,000 locks
+# (16), and workloads 1 and 4 against the build before memory grew with
+# use (17).  Contenders are interleaved
 # within the run (A, B, A, B, ...) so machine noise hits all of them; the
 # median of each contender is reported.  Comparisons 10 and 13, whose
 # contenders differ by a few percent at most, go further: they share one
@@ -44,7 +46,7 @@
 # add a comparison.
 #
 # Environment:
-#   BENCH_ONLY         comparisons to run: "all" (default), "engine" (1-4, 10-14),
+#   BENCH_ONLY         comparisons to run: "all" (default), "engine" (1-4, 10-14, 16, 17),
 #                      "keyed" (5-7, 15), "launch" (8-9) or numbers, e.g. "5 7"
 #                      or "1,5"; the others are reported as not run.  A
 #                      partial run writes its report to
@@ -67,6 +69,11 @@
 #   BENCH_LAUNCH_HANDOFFS hand-offs per round in comparison 9 (default 1000)
 #   BENCH_WARMUP       seconds of unrecorded warm-up per contender (default 2)
 #   BENCH_DEPTH        requests of the deep queue of comparison 15 (default
+#                      1000000)
+#   BENCH_MEM_LOCKS    locks of comparison 16 (default 2000000)
+#   BENCH_BASELINE     the commit comparison 17 compares with (default
+#                      6ca4848, the last with fixed-size tables)
+#   BENCH_BASE_FILL    live locks of comparison 17's second case (default
 #                      1000000)
 #   BENCH_CALLGRIND_N  pairs of the shorter run of comparison 14 (default
 #                      1000; the longer runs three times as many)
@@ -122,7 +129,7 @@ RUN=" "
 for w in ${BENCH_ONLY//,/ }; do
     case $w in
     all) RUN+="${CMPS[*]} " ;;
-    engine) RUN+="1 2 3 4 10 11 12 13 14 " ;;
+    engine) RUN+="1 2 3 4 10 11 12 13 14 16 17 " ;;
     keyed) RUN+="5 6 7 15 " ;;
     launch) RUN+="8 9 " ;;
     *)

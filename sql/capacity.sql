@@ -12,7 +12,8 @@ CREATE EXTENSION IF NOT EXISTS syncwf;
 -- NOTICE with SQLSTATE, DETAIL and HINT) and regress_util.error_of
 -- (returns "SQLSTATE: message"), created by 00_setup.
 -- the error with its detail and hint; the numbers in the detail depend on
--- what earlier tests left in memory, and are shown as N
+-- what earlier tests left in memory, and are shown as N, as is whether the
+-- locks or the entries ran out first
 CREATE PROCEDURE pg_temp.expect_full(stmt text)
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -24,7 +25,8 @@ EXCEPTION WHEN OTHERS THEN
     GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT,
                             det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
     RAISE NOTICE 'error %: %', st, msg
-        USING DETAIL = regexp_replace(det, '[0-9]+', 'N', 'g'),
+        USING DETAIL = regexp_replace(regexp_replace(det, '[0-9]+', 'N', 'g'),
+                                      '(locks|entries) made', 'locks or entries made'),
               HINT = hnt;
 END
 $$;

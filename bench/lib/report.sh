@@ -11,7 +11,7 @@
 
 # the order of the detail sections after the per-round table; a new
 # comparison with a cmpN_details adds its number at the end
-REPORT_DETAILS="11 12 3 7 9 8 6 4 14 15"
+REPORT_DETAILS="11 12 3 7 9 8 6 4 14 15 16 17"
 
 write_report() {
     local c

@@ -306,7 +306,6 @@ typedef enum SyncGrowFailure
 	SYNC_GROW_OK = 0,
 	SYNC_GROW_CAP,				/* syncwf.max_memory */
 	SYNC_GROW_POOL_FULL,		/* SYNC_POOL_MAX_SLABS */
-	SYNC_GROW_NO_MEMORY,		/* the operating system refused */
 	SYNC_GROW_BUSY				/* others took every new object first */
 } SyncGrowFailure;
 

@@ -50,10 +50,21 @@ sync_is_control(unsigned char c)
 SyncLockKind
 sync_parse_lock_name(const char *name)
 {
-	size_t		len = strlen(name);
+	const unsigned char *p = (const unsigned char *) name;
+	size_t		len;
+	size_t		control = SIZE_MAX;	/* the first control character */
 	SyncLockKind kind;
 	const char *ns;
-	const char *slash;
+	const char *slash = NULL;	/* the first '/' after "mtx/" or "sem/" */
+
+	/* one pass over the name (it is checked on every call) */
+	for (len = 0; p[len] != '\0'; len++)
+	{
+		if (unlikely(sync_is_control(p[len])) && control == SIZE_MAX)
+			control = len;
+		else if (p[len] == '/' && slash == NULL && len > 3)
+			slash = name + len;
+	}
 
 	if (len > SYNC_NAME_MAXLEN)
 		ereport(ERROR,
@@ -62,14 +73,13 @@ sync_parse_lock_name(const char *name)
 				 errdetail("The name is %zu bytes long; the maximum is %d bytes.",
 						   len, SYNC_NAME_MAXLEN)));
 
-	for (size_t i = 0; i < len; i++)
-		if (sync_is_control((unsigned char) name[i]))
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("syncwf lock name contains a control character"),
-					 errdetail("Byte %zu of the name is 0x%02X.",
-							   i + 1, (unsigned char) name[i]),
-					 errhint("Lock names may not contain control characters such as newlines or tabs.")));
+	if (control != SIZE_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("syncwf lock name contains a control character"),
+				 errdetail("Byte %zu of the name is 0x%02X.",
+						   control + 1, p[control]),
+				 errhint("Lock names may not contain control characters such as newlines or tabs.")));
 
 	if (strncmp(name, "mtx/", 4) == 0)
 		kind = SYNC_KIND_MUTEX;
@@ -83,7 +93,6 @@ sync_parse_lock_name(const char *name)
 				 errhint("Write the name as mtx/<namespace>/<key> or sem/<namespace>/<key>.")));
 
 	ns = name + 4;
-	slash = strchr(ns, '/');
 	if (slash == ns)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

@@ -196,6 +196,22 @@ sync_memory_area(void)
 	return sync_area;
 }
 
+/*
+ * Allocate 'bytes' of the area, or return an invalid pointer when the cap
+ * refuses.  The area itself is bounded by the cap too (DSA makes no
+ * segment beyond its size limit, which this backend's syncwf.max_memory
+ * sets first), so that the segments never take more than the cap, whatever
+ * they hold.  An error if the operating system refuses a segment.  Caller
+ * holds grow_lock.
+ */
+static dsa_pointer
+sync_area_allocate(Size bytes, int flags)
+{
+	Assert(LWLockHeldByMeInMode(Memory->grow_lock, LW_EXCLUSIVE));
+	dsa_set_size_limit(sync_memory_area(), sync_memory_cap() + SYNC_AREA_PLACE_SIZE);
+	return dsa_allocate_extended(sync_memory_area(), bytes, DSA_ALLOC_NO_OOM | flags);
+}
+
 /* Map slab 'slab' of pool 'id' (published) in this backend. */
 char *
 sync_pool_map_slab(SyncPoolId id, int32 slab)
@@ -211,18 +227,27 @@ sync_pool_map_slab(SyncPoolId id, int32 slab)
 	return sync_slab_base[id][slab];
 }
 
+/* This process's own free list of each pool: MyProcPid % SYNC_POOL_LISTS. */
+static int	my_list = -1;
+
 /* The free lists of a pool, counted from this process's own (i = 0). */
-static SyncPoolList *
+static inline SyncPoolList *
 sync_pool_list(SyncPoolShared *ps, int i)
 {
-	return &ps->lists[(MyProcPid + i) % SYNC_POOL_LISTS].list;
+	if (unlikely(my_list < 0 || i != 0))
+	{
+		if (my_list < 0)
+			my_list = MyProcPid % SYNC_POOL_LISTS;
+		return &ps->lists[(my_list + i) % SYNC_POOL_LISTS].list;
+	}
+	return &ps->lists[my_list].list;
 }
 
 /*
  * Pop the first object of 'list', or -1.  Its slab is mapped first, outside
  * the spinlock (mapping may attach a segment), and the pop tried again.
  */
-static int32
+static inline int32
 sync_pool_pop(SyncPoolId id, SyncPoolList *list)
 {
 	for (;;)
@@ -287,9 +312,9 @@ sync_pool_grow(SyncPoolId id, uint32 seen)
 		last_failure = SYNC_GROW_CAP;
 	else
 	{
-		dp = dsa_allocate_extended(sync_memory_area(), bytes, DSA_ALLOC_NO_OOM);
+		dp = sync_area_allocate(bytes, 0);
 		if (!DsaPointerIsValid(dp))
-			last_failure = SYNC_GROW_NO_MEMORY;
+			last_failure = SYNC_GROW_CAP;
 	}
 	if (last_failure != SYNC_GROW_OK)
 	{
@@ -342,7 +367,16 @@ int32
 sync_pool_alloc(SyncPoolId id, bool grow)
 {
 	SyncPoolShared *ps = &Memory->pools[id];
+	SyncPoolList *own = sync_pool_list(ps, 0);
 
+	/* the usual case: this process's list has one */
+	if (likely(own->nfree > 0))
+	{
+		int32		n = sync_pool_pop(id, own);
+
+		if (n >= 0)
+			return n;
+	}
 	for (int attempt = 0; attempt < 4; attempt++)
 	{
 		uint32		seen = pg_atomic_read_u32(&ps->nslabs);
@@ -429,14 +463,6 @@ sync_memory_report_full(SyncPoolId id)
 						SYNC_POOL_MAX_SLABS * SYNC_SLAB_SIZE, pool_defs[id].name),
 				 errdetail("All %lld are in use.", (long long) made),
 				 errhint("Release holds or cancel waits that are no longer needed.")));
-	if (last_failure == SYNC_GROW_NO_MEMORY)
-		ereport(ERROR,
-				(errcode(ERRCODE_OUT_OF_MEMORY),
-				 errmsg("out of dynamic shared memory for syncwf %s", pool_defs[id].name),
-				 errdetail("The operating system refused %zu more bytes; syncwf uses %llu bytes.",
-						   (Size) SYNC_SLAB_SIZE * pool_defs[id].objsize,
-						   (unsigned long long) allocated),
-				 errhint("Make more memory available to dynamic shared memory (for example, a larger /dev/shm), or release holds.")));
 	if (last_failure == SYNC_GROW_BUSY)
 		ereport(ERROR,
 				(errcode(ERRCODE_OUT_OF_MEMORY),
@@ -500,12 +526,11 @@ sync_memory_alloc(Size bytes)
 		last_failure = SYNC_GROW_CAP;
 	else
 	{
-		dp = dsa_allocate_extended(sync_memory_area(), bytes,
-								   DSA_ALLOC_NO_OOM | DSA_ALLOC_ZERO);
+		dp = sync_area_allocate(bytes, DSA_ALLOC_ZERO);
 		if (DsaPointerIsValid(dp))
 			pg_atomic_fetch_add_u64(&Memory->allocated, bytes);
 		else
-			last_failure = SYNC_GROW_NO_MEMORY;
+			last_failure = SYNC_GROW_CAP;
 	}
 	LWLockRelease(Memory->grow_lock);
 	return dp;

@@ -523,6 +523,26 @@ sync_queue_request(AcquireRequest *req, SyncEntry *first)
 	SyncQueueFull full;
 	bool		granted;
 
+	/*
+	 * Every queue empty: were it queued, the request would be alone at the
+	 * front of each, and granted if it fits.  Grant it so without the
+	 * queue's work (the try-acquire's check).
+	 */
+	do
+	{
+		SyncLock   *lock = sync_entry_lock(e);
+
+		if (lock->nwaiting != 0 || lock->ndormant != 0)
+			break;
+		e = sync_next_in_request(e);
+	} while (e != first);
+	if (e == first && sync_request_grantable(first, true))
+	{
+		sync_request_grant(first, SYNC_GRANT_AT_ONCE);
+		return true;
+	}
+
+	e = first;
 	do
 	{
 		sync_queue_insert(sync_entry_lock(e), e);

@@ -219,7 +219,7 @@ lock_detached(SyncLock *lock, size_t field)
 	return lock_link(lock, field)->next == SYNC_ENTRY_DETACHED;
 }
 
-static void
+static inline void
 lock_list_push_tail(SyncEntryList *list, SyncLock *lock, size_t field)
 {
 	SyncEntryLink *link = lock_link(lock, field);
@@ -235,7 +235,7 @@ lock_list_push_tail(SyncEntryList *list, SyncLock *lock, size_t field)
 	list->tail = self;
 }
 
-static void
+static inline void
 lock_list_delete(SyncEntryList *list, SyncLock *lock, size_t field)
 {
 	SyncEntryLink *link = lock_link(lock, field);

@@ -1,0 +1,126 @@
+# shellcheck shell=bash
+# bench/cmp/17_baseline.sh: comparison 17, workloads 1 and 4 against the
+# build before memory grew with use.
+#
+# Workload 1's scripts (bench/syncwf_random.sql against
+# bench/advisory_random.sql) mixed in one pgbench run (compare_mixed, the
+# method of comparison 10), with 10 and then with $BASE_FILL live locks held
+# by another session (workload 4), first with this build, then with the
+# baseline $BASELINE (fixed-size tables; built from git here and swapped in
+# for the installed library, the cluster restarted), then with this build
+# again.  A build's figure is syncwf's mean latency over advisory's in the
+# same run; the verdict compares the two builds' figures.
+# Target: this build at most 1.03 x the baseline, with 10 and with
+# $BASE_FILL live locks.
+# Report: BASE_ROWS, its own section (cmp17_details).
+#
+# Sourced by scripts/bench.sh (see Layout there); docs/development.md
+# says how to add a comparison.
+
+BASELINE=${BENCH_BASELINE:-6ca4848}
+BASE_FILL=${BENCH_BASE_FILL:-1000000}
+BASE_ROWS=()
+declare -A BASE=()
+
+# base_use SO: install the library SO and restart the bench cluster
+base_use() {
+    install -m 755 "$1" "$("$PG_CONFIG" --pkglibdir)/syncwf.so"
+    as_pg "$PGBIN/pg_ctl" -D "$DATA" -l "$BENCH_DIR/server.log" -w -t 120 -m fast restart >/dev/null ||
+        die "the bench cluster did not restart, see $BENCH_DIR/server.log"
+}
+
+# base_fill N: a session (application_name bench_filler) takes N mutexes
+# and stays; returns once they are held
+base_fill() {
+    local n=$1 i
+    as_pg env PGAPPNAME=bench_filler "${PSQL[@]}" -d "$DB" \
+        -c "DO \$\$ BEGIN
+              FOR b IN 0 .. ($n + 49) / 50 - 1 LOOP
+                PERFORM sync_acquire(array(SELECT 'mtx/basefill/' || (b * 50 + i)
+                                             FROM generate_series(1, least(50, $n - b * 50)) i));
+              END LOOP;
+            END \$\$" -c "SELECT pg_sleep(86400)" >"$LOGS/basefill.log" 2>&1 &
+    FILLER_PID=$!
+    for ((i = 0; i < 6000; i++)); do
+        [[ $(q "SELECT count(*) FROM sync_holders WHERE lock_name LIKE 'mtx/basefill/%'") == "$n" ]] && break
+        kill -0 "$FILLER_PID" 2>/dev/null || die "the filler exited, see $LOGS/basefill.log"
+        sleep 0.1
+    done
+    FILLER_HOLDS=$n
+}
+
+base_unfill() {
+    kill "$FILLER_PID" 2>/dev/null
+    wait "$FILLER_PID" 2>/dev/null || true
+    FILLER_PID=
+    FILLER_HOLDS=0
+}
+
+# base_measure BUILD: the mixed runs with 10 and with BASE_FILL live locks
+base_measure() {
+    local build=$1 n
+    for n in 10 "$BASE_FILL"; do
+        base_fill "$n"
+        compare_mixed "17-$build-$n" advisory "$ROOT/bench/advisory_random.sql" syncwf "$SW_RANDOM"
+        base_unfill
+        BASE[$build-$n]+="${COST[syncwf]} "
+        log "comparison 17: $build, $n live locks: syncwf / advisory ${COST[syncwf]} (${MIX_US[syncwf]} / ${MIX_US[advisory]} us)"
+        BASE_ROWS+=("| $build | $n | ${MIX_US[syncwf]} | ${MIX_US[advisory]} | ${COST[syncwf]} |")
+    done
+}
+
+cmp17_run() {
+    local dir=$BENCH_DIR/baseline n cur base
+    if want 17 && [[ $BENCH_SKIP_SYNCWF != 1 ]]; then
+        log "comparison 17: workloads 1 and 4 mixed with advisory locks, this build against $BASELINE, with 10 and $BASE_FILL live locks"
+        rm -rf "$dir"
+        mkdir -p "$dir/src"
+        git -C "$ROOT" archive "$BASELINE" | tar -x -C "$dir/src" ||
+            die "comparison 17: cannot read commit $BASELINE"
+        make -C "$dir/src" PG_CONFIG="$PG_CONFIG" -j"$(nproc)" >"$LOGS/baseline-build.log" 2>&1 ||
+            die "comparison 17: the baseline does not build, see $LOGS/baseline-build.log"
+        cp "$("$PG_CONFIG" --pkglibdir)/syncwf.so" "$dir/current.so"
+        base_measure current
+        base_use "$dir/src/syncwf.so"
+        base_measure "baseline"
+        base_use "$dir/current.so"
+        base_measure current
+        for n in 10 "$BASE_FILL"; do
+            cur=$(median_fmt '%.3f' ${BASE[current-$n]})
+            base=${BASE[baseline-$n]}
+            add_summary "17. vs $BASELINE, $n live" "mean latency syncwf / advisory in one pgbench run, this build / the baseline (${cur} / ${base% })" \
+                "$(ratio "$cur" "$base")" "<=" 1.03
+        done
+    else
+        for n in 10 "$BASE_FILL"; do
+            add_summary "17. vs $BASELINE, $n live" "mean latency syncwf / advisory in one pgbench run, this build / the baseline" "n/a" "<=" 1.03
+        done
+    fi
+}
+
+cmp17_describe() {
+    cat <<EOF
+17. **No slower than before**: workload 1 (\`bench/syncwf_random.sql\`
+   against \`bench/advisory_random.sql\`) mixed in one pgbench run, the
+   method of comparison 10, while another session holds 10 and then
+   $BASE_FILL mutexes (workload 4). A build's figure is syncwf's mean
+   latency over advisory's in the same run, the median of $BENCH_ROUNDS
+   rounds. This build is measured, then the baseline $BASELINE (the last
+   build with fixed-size tables: built from git, its library swapped in,
+   the cluster restarted), then this build again (the median of its two
+   figures). Target: this build's figure at most 1.03 x the baseline's,
+   with 10 and with $BASE_FILL live locks. Code: bench/cmp/17_baseline.sh.
+EOF
+}
+
+cmp17_details() {
+    ((${#BASE_ROWS[@]})) || return 0
+    cat <<EOF
+
+### 17. This build against $BASELINE
+
+| build | live locks | syncwf (mean latency, us) | advisory (us) | syncwf / advisory |
+| --- | --- | --- | --- | --- |
+EOF
+    printf '%s\n' "${BASE_ROWS[@]}"
+}
