@@ -50,9 +50,15 @@ base_fill() {
 }
 
 base_unfill() {
-    kill "$FILLER_PID" 2>/dev/null
+    local i
+    q "SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+        WHERE application_name = 'bench_filler'" >/dev/null
     wait "$FILLER_PID" 2>/dev/null || true
     FILLER_PID=
+    for ((i = 0; i < 600; i++)); do
+        [[ $(q "SELECT count(*) FROM sync_holders WHERE lock_name LIKE 'mtx/basefill/%'") == 0 ]] && break
+        sleep 0.1
+    done
     FILLER_HOLDS=0
 }
 
