@@ -343,7 +343,7 @@ extern char *sync_pool_map_slab(SyncPoolId id, int32 slab);
 extern int32 sync_pool_alloc(SyncPoolId id, bool grow);
 extern bool sync_pool_reserve(SyncPoolId id, int64 n);
 extern void sync_pool_free(SyncPoolId id, SyncPooled *obj);
-extern void sync_memory_report_full(SyncPoolId id) pg_attribute_noreturn();
+extern void sync_memory_report_full(SyncPoolId id);
 extern void sync_pool_counts(SyncPoolId id, int64 *made, int64 *nfree);
 extern Size sync_pool_objsize(SyncPoolId id);
 extern void sync_memory_totals(uint64 *allocated, uint64 *cap, uint64 *refused);

@@ -45,7 +45,7 @@ extern void sync_holder_lookup_drop(SyncHolder *holder);
 extern bool sync_holders_make_room(void);
 extern void sync_holder_buckets_grow(int64 nholders);
 extern const char *sync_holders_full_setting(void);
-extern void sync_report_holders_full(void) pg_attribute_noreturn();
+extern void sync_report_holders_full(void);
 extern SyncEntry *sync_holder_entry(SyncHolder *holder, const char *name);
 extern void sync_keyed_entry_info(SyncEntry *e, SyncKeyedInfo *info);
 extern List *sync_keyed_holder_locks(const char *holder);
