@@ -30,9 +30,12 @@ base_use() {
 }
 
 # base_fill N: a session (application_name bench_filler) takes N mutexes
-# and stays; returns once they are held
+# and stays; returns once they are held.  FILLER_HOLDS: the entries a run
+# may leave, the filler's and those left before it
 base_fill() {
-    local n=$1 i
+    local n=$1 i before
+    # (earlier comparisons may leave keyed holds: sync_state keeps them)
+    before=$(q "SELECT count(*) FROM sync_entry_status()")
     as_pg env PGAPPNAME=bench_filler "${PSQL[@]}" -d "$DB" \
         -c "DO \$\$ BEGIN
               FOR b IN 0 .. ($n + 49) / 50 - 1 LOOP
@@ -46,7 +49,7 @@ base_fill() {
         kill -0 "$FILLER_PID" 2>/dev/null || die "the filler exited, see $LOGS/basefill.log"
         sleep 0.1
     done
-    FILLER_HOLDS=$n
+    FILLER_HOLDS=$((before + n))
 }
 
 base_unfill() {
@@ -59,7 +62,7 @@ base_unfill() {
         [[ $(q "SELECT count(*) FROM sync_holders WHERE lock_name LIKE 'mtx/basefill/%'") == 0 ]] && break
         sleep 0.1
     done
-    FILLER_HOLDS=0
+    FILLER_HOLDS=$(q "SELECT count(*) FROM sync_entry_status()")
 }
 
 # base_measure BUILD: the mixed runs with 10 and with BASE_FILL live locks
