@@ -70,14 +70,21 @@ BEGIN
 END $$;
 });
 my $session = $node->background_psql('postgres');
-$session->query_safe(qq{
+
+# the session takes $nlocks mutexes named <prefix><n>, 50 to a call
+sub take_locks
+{
+	my ($prefix) = @_;
+	$session->query_safe(qq{
 DO \$\$
 BEGIN
     FOR b IN 0 .. $nlocks / 50 - 1 LOOP
-        PERFORM sync_acquire(array(SELECT 'mtx/mem/s/' || (b * 50 + i)
+        PERFORM sync_acquire(array(SELECT '$prefix' || (b * 50 + i)
                                      FROM generate_series(1, 50) i));
     END LOOP;
 END \$\$});
+}
+take_locks('mtx/mem/s/');
 is($session->query_safe("SELECT count(*) FROM sync_holders WHERE pid = pg_backend_pid()"),
 	$nlocks, "(b) one session holds $nlocks locks, more than 110,000");
 sq("CALL fill_keyed(1, $nkeyed, 10000)");
@@ -96,14 +103,7 @@ my $grown = sq('SELECT allocated_bytes FROM sync_memory');
 $session->query_safe('SELECT sync_release_all()');
 is(sq('SELECT entries, locks - cached_locks FROM sync_memory'), "$nkeyed|$nkeyed",
 	'(b) released: only the keyed holds are left (their locks live, the others cached)');
-$session->query_safe(qq{
-DO \$\$
-BEGIN
-    FOR b IN 0 .. $nlocks / 50 - 1 LOOP
-        PERFORM sync_acquire(array(SELECT 'mtx/mem/t/' || (b * 50 + i)
-                                     FROM generate_series(1, 50) i));
-    END LOOP;
-END \$\$});
+take_locks('mtx/mem/t/');
 is(sq('SELECT allocated_bytes FROM sync_memory'), $grown,
 	'(b) as many new locks again take the memory the released ones freed');
 $session->query_safe('SELECT sync_release_all()');
