@@ -29,7 +29,9 @@
  *
  * A lock whose last holder or waiter leaves stays cached (sync_lock_idle):
  * a semaphore keeps its limit, and a mutex used over and over is not
- * removed and made again each time.  Cached locks are evicted in
+ * removed and made again each time.  A new lock evicts a cached one only
+ * while they are many (sync_cache_is_large), or at the memory cap
+ * (sync_make_room); otherwise the pool grows.  Cached locks are evicted in
  * second-chance order (CLOCK), not strict LRU, so that using a cached
  * lock and caching it again touch no
  * other lock's memory: a lock goes to the tail of the idle list when it is
@@ -56,6 +58,12 @@
 #include "utils/hsearch.h"
 
 #include "engine/engine_internal.h"
+
+/*
+ * Cached locks kept, even when they outnumber the live ones, before a new
+ * lock evicts one rather than grow memory: 100,000 locks, 40 MB.
+ */
+#define SYNC_CACHE_KEEP		100000
 
 SyncShmem  *sync_shmem = NULL;
 
@@ -510,11 +518,32 @@ sync_make_room(uint32 hashcode, int nlocks)
 }
 
 /*
+ * Whether the cached locks are more than the lock table should keep while
+ * memory may grow: more than the live locks, and more than
+ * SYNC_CACHE_KEEP.  Below that, a new lock grows the pool rather than
+ * evict one, so that a server with many live locks keeps its working set
+ * of idle ones (each eviction costs a later acquire of that name a new
+ * lock and its statistics attach again), and the cached ones take at most
+ * as much memory as the live ones, or SYNC_CACHE_KEEP locks' worth.  The
+ * counts are read without locks: a moment's approximation is enough.
+ */
+static bool
+sync_cache_is_large(void)
+{
+	int64		locks;
+	int64		cached;
+
+	sync_lock_counts(&locks, &cached);
+	return cached > Max(locks - cached, SYNC_CACHE_KEEP);
+}
+
+/*
  * Take a lock object for a new lock of partition 'hashcode': a free one,
- * else that of a cached lock evicted for it.  NULL when none can be had
- * without waiting or growing (the caller then undoes its work and calls
- * sync_make_room()); refused_by_count says whether syncwf.max_locks
- * refused.
+ * else, while the cache is large, that of a cached lock evicted for it.
+ * NULL when none can be had without waiting or growing (the caller then
+ * undoes its work and calls sync_make_room(), which grows memory or, at
+ * the cap, evicts whatever the cache's size); refused_by_count says whether
+ * syncwf.max_locks refused.
  */
 static SyncLock *
 sync_lock_take(uint32 hashcode)
@@ -533,7 +562,7 @@ sync_lock_take(uint32 hashcode)
 		}
 	}
 	n = sync_pool_alloc(SYNC_POOL_LOCKS, false);
-	if (n < 0 && sync_evict_cached(hashcode, false))
+	if (n < 0 && sync_cache_is_large() && sync_evict_cached(hashcode, false))
 		n = sync_pool_alloc(SYNC_POOL_LOCKS, false);
 	if (n < 0)
 	{
