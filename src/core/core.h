@@ -385,11 +385,40 @@ sync_buckets_first(const SyncBuckets *b, SyncBucketsCache *c, uint32 hash)
 	return sync_buckets_array(b, c)[(hash >> b->shift) & (b->nbuckets - 1)];
 }
 
-/* The head of that chain, to link an object in or out. */
-static inline int32 *
-sync_buckets_slot(const SyncBuckets *b, SyncBucketsCache *c, uint32 hash)
+/*
+ * Put 'obj' at the head of the chain of hash code 'hash'.  Returns the
+ * objects now in the hash: more than its buckets asks for a
+ * sync_buckets_grow() where no LWLock is held.
+ */
+static inline uint32
+sync_buckets_link(SyncBuckets *b, SyncBucketsCache *c, uint32 hash,
+				  SyncPooled *obj)
 {
-	return &sync_buckets_array(b, c)[(hash >> b->shift) & (b->nbuckets - 1)];
+	int32	   *head = sync_buckets_array(b, c) + ((hash >> b->shift) & (b->nbuckets - 1));
+
+	obj->next = *head;
+	*head = obj->self;
+	return ++b->count;
+}
+
+/*
+ * Take 'obj', an object of pool 'id' ('size' bytes each) whose hash code is
+ * 'hash', out of its chain: a walk of that chain, one or two objects long
+ * while the buckets keep up.
+ */
+static inline void
+sync_buckets_unlink(SyncBuckets *b, SyncBucketsCache *c, uint32 hash,
+					SyncPoolId id, Size size, SyncPooled *obj)
+{
+	int32	   *link = sync_buckets_array(b, c) + ((hash >> b->shift) & (b->nbuckets - 1));
+
+	while (*link != obj->self)
+	{
+		Assert(*link >= 0);
+		link = &((SyncPooled *) sync_pool_object(id, size, *link))->next;
+	}
+	*link = obj->next;
+	b->count--;
 }
 
 /*

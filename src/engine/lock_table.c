@@ -331,8 +331,6 @@ void
 sync_lock_remove(SyncLock *lock)
 {
 	int			p = sync_partition_of(lock->hashcode);
-	SyncBuckets *b = &sync_shmem->lock_hash[p];
-	int32	   *link;
 
 	Assert(sync_partition_held(lock->hashcode, true));
 	Assert(lock->nheld == 0 && lock->nwaiting == 0 && lock->ndormant == 0);
@@ -348,15 +346,8 @@ sync_lock_remove(SyncLock *lock)
 	sync_stats_detach(lock->stats);
 	lock->stats = NULL;
 
-	/* out of its chain */
-	link = sync_buckets_slot(b, &lock_buckets[p], lock->hashcode);
-	while (*link != lock->pooled.self)
-	{
-		Assert(*link >= 0);
-		link = &sync_lock_at(*link)->pooled.next;
-	}
-	*link = lock->pooled.next;
-	b->count--;
+	sync_buckets_unlink(&sync_shmem->lock_hash[p], &lock_buckets[p], lock->hashcode,
+						SYNC_POOL_LOCKS, sizeof(SyncLock), &lock->pooled);
 	sync_pool_free(SYNC_POOL_LOCKS, &lock->pooled);
 	pg_atomic_fetch_sub_u32(&sync_shmem->nlocks, 1);
 }
@@ -587,7 +578,6 @@ sync_lock_create(const SyncLockTag *tag, uint32 hashcode, bool *found)
 	int			p = sync_partition_of(hashcode);
 	SyncBuckets *b = &sync_shmem->lock_hash[p];
 	SyncLock   *lock;
-	int32	   *slot;
 
 	Assert(sync_partition_held(hashcode, true));
 	lock = sync_lock_lookup(tag, hashcode);
@@ -629,10 +619,7 @@ sync_lock_create(const SyncLockTag *tag, uint32 hashcode, bool *found)
 	lock->stats = NULL;			/* attached at its first count */
 
 	/* into its chain; the partition's buckets double as it fills */
-	slot = sync_buckets_slot(b, &lock_buckets[p], hashcode);
-	lock->pooled.next = *slot;
-	*slot = lock->pooled.self;
-	if (++b->count > b->nbuckets)
+	if (sync_buckets_link(b, &lock_buckets[p], hashcode, &lock->pooled) > b->nbuckets)
 		sync_shmem->buckets_wanted = true;	/* sync_lock_buckets_grow() */
 	return lock;
 }

@@ -170,7 +170,6 @@ sync_holder_lookup(const char *key, bool create)
 	uint32		hashcode = sync_holder_key_hash(MyDatabaseId, key);
 	SyncBuckets *b = &Holders->hash;
 	SyncHolder *holder;
-	int32	   *slot;
 	int32		n;
 
 	Assert(create ? LWLockHeldByMeInMode(Holders->lock, LW_EXCLUSIVE) :
@@ -202,11 +201,9 @@ sync_holder_lookup(const char *key, bool create)
 	holder->hashcode = hashcode;
 	holder->nentries = 0;
 	sync_elist_init(&holder->entries);
-	slot = sync_buckets_slot(b, &holder_buckets, hashcode);
-	holder->pooled.next = *slot;
-	*slot = n;
 	Holders->nholders++;
-	++b->count;					/* more buckets: sync_holder_buckets_grow() */
+	/* more objects than buckets: sync_holder_buckets_grow() doubles them */
+	sync_buckets_link(b, &holder_buckets, hashcode, &holder->pooled);
 	return holder;
 }
 
@@ -237,34 +234,20 @@ sync_holders_make_room(void)
 	return sync_pool_reserve(SYNC_POOL_HOLDERS, 1);
 }
 
-/* Take a holder record without entries out of the hash, and free it. */
-static void
-sync_holder_remove(SyncHolder *holder)
-{
-	SyncBuckets *b = &Holders->hash;
-	int32	   *link = sync_buckets_slot(b, &holder_buckets, holder->hashcode);
-
-	Assert(holder->nentries == 0);
-	while (*link != holder->pooled.self)
-	{
-		Assert(*link >= 0);
-		link = &sync_holder_at(*link)->pooled.next;
-	}
-	*link = holder->pooled.next;
-	b->count--;
-	Holders->nholders--;
-	sync_pool_free(SYNC_POOL_HOLDERS, &holder->pooled);
-}
-
 /*
- * Drop a record sync_holder_lookup() just made, to which no entry came.
- * Caller holds holders_lock exclusively.
+ * Take a holder record without entries out of the hash, and free it: the
+ * last entry left (holders_entry_freeing), or sync_holder_lookup() just
+ * made it and no entry came.  Caller holds holders_lock exclusively.
  */
 void
-sync_holder_lookup_drop(SyncHolder *holder)
+sync_holder_remove(SyncHolder *holder)
 {
 	Assert(LWLockHeldByMeInMode(Holders->lock, LW_EXCLUSIVE));
-	sync_holder_remove(holder);
+	Assert(holder->nentries == 0);
+	sync_buckets_unlink(&Holders->hash, &holder_buckets, holder->hashcode,
+						SYNC_POOL_HOLDERS, sizeof(SyncHolder), &holder->pooled);
+	Holders->nholders--;
+	sync_pool_free(SYNC_POOL_HOLDERS, &holder->pooled);
 }
 
 /* The setting that refused the last record, for a hint. */

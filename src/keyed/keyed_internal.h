@@ -41,7 +41,7 @@ extern LWLock *sync_holders_lock(void);
 extern bool sync_keyed_loaded(Oid relid);
 extern void sync_keyed_set_loaded(Oid relid);
 extern SyncHolder *sync_holder_lookup(const char *key, bool create);
-extern void sync_holder_lookup_drop(SyncHolder *holder);
+extern void sync_holder_remove(SyncHolder *holder);
 extern bool sync_holders_make_room(void);
 extern void sync_holder_buckets_grow(int64 nholders);
 extern const char *sync_holders_full_setting(void);

@@ -271,7 +271,7 @@ sync_load_row(LoadState *ls, SyncStateRow *row, const char **failure)
 	if (e == NULL)
 	{
 		if (h->nentries == 0)
-			sync_holder_lookup_drop(h);
+			sync_holder_remove(h);
 		sync_lock_idle(lock);
 		*failure = sync_entries_full_setting();
 		return SYNC_POOL_ENTRIES;
