@@ -8,9 +8,11 @@
  *
  * Each backend keeps a local hash of the locks it holds, name -> shared
  * entry.  Only the owning backend frees its entries, so the pointers stay
- * valid while they are in the local hash.  A session holds a lock at most
- * once: acquiring a lock it already holds, with the same slots and mode,
- * returns the existing token; with others, it is an error.
+ * valid while they are in the local hash.  A request remembers the local
+ * hold of each of its locks (AcquireRequest.local_holds; dynahash never
+ * moves an entry), so that it looks each up once.  A session holds a lock
+ * at most once: acquiring a lock it already holds, with the same slots and
+ * mode, returns the existing token; with others, it is an error.
  *
  * While a backend waits, its queue entries are remembered in waiting_entry
  * so that an error (cancel, statement_timeout, our own timeout) or exit
@@ -285,6 +287,7 @@ sync_reserve_request(AcquireRequest *req, SyncScope scope)
 			continue;
 		hold = local_hold_search(req->names[i], req->hashes[i], HASH_ENTER, &found);
 		Assert(!found);
+		req->local_holds[i] = hold;
 		hold->hash = req->hashes[i];
 		hold->entry = NULL;
 		hold->scope = scope;
@@ -387,7 +390,7 @@ sync_confirm_tokens(AcquireRequest *req, const int64 *tokens)
 
 		if (!req->needed[i])
 			continue;
-		hold = local_hold_search(req->names[i], req->hashes[i], HASH_FIND, NULL);
+		hold = req->local_holds[i];
 		sync_release_entry(hold->entry);
 		sync_forget_local(hold);
 	}
@@ -416,7 +419,7 @@ sync_promote_holds(AcquireRequest *req, SyncScope scope)
 
 		if (req->needed[i])
 			continue;
-		hold = local_hold_search(req->names[i], req->hashes[i], HASH_FIND, NULL);
+		hold = req->local_holds[i];
 		if (hold->scope != SYNC_SCOPE_XACT)
 			continue;
 		partition = sync_partition_lock(sync_entry_lock(hold->entry)->hashcode);
@@ -472,6 +475,7 @@ sync_skip_held_locks(AcquireRequest *req, int64 *tokens)
 		{
 			sync_check_same_hold(hold->entry, req->names[i], req->kinds[i],
 								 req->slots, req->shared);
+			req->local_holds[i] = hold;
 			tokens[i] = (int64) hold->entry->token;
 			req->needed[i] = false;
 			req->nneeded--;
@@ -576,8 +580,8 @@ sync_record_holds(AcquireRequest *req, SyncScope scope, int64 *tokens)
 
 		if (!req->needed[i])
 			continue;
-		hold = local_hold_search(req->names[i], req->hashes[i], HASH_FIND, NULL);
-		Assert(hold != NULL);
+		hold = req->local_holds[i];
+		Assert(hold->entry == NULL);
 		hold->entry = req->entries[i];
 		if (scope == SYNC_SCOPE_XACT)
 			n_xact_holds++;
@@ -663,16 +667,24 @@ sync_release_lock(const char *name)
 
 	sync_holds_setup();
 
-	hold = hash_search(local_holds, name, HASH_FIND, NULL);
-	if (hold == NULL || hold->entry == NULL)
+	/*
+	 * Out of the local hash first, in one probe (the removed hold stays
+	 * readable until the next insert); releasing the shared entry raises no
+	 * error.  A placeholder (entry NULL) is there only while this backend's
+	 * own acquire runs, never when it can call this.
+	 */
+	hold = hash_search(local_holds, name, HASH_REMOVE, NULL);
+	if (hold == NULL)
 	{
 		ereport(WARNING,
 				(errcode(ERRCODE_WARNING),
 				 errmsg("syncwf lock \"%s\" is not held by this session", name)));
 		return false;
 	}
+	Assert(hold->entry != NULL);
+	if (hold->scope == SYNC_SCOPE_XACT)
+		n_xact_holds--;
 	sync_release_entry(hold->entry);
-	sync_forget_local(hold);
 	return true;
 }
 

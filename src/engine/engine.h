@@ -676,7 +676,8 @@ extern void sync_limits_forget(void);
 /*
  * A request being made: the locks it names, and the shared entries
  * reserved for those the requester does not hold yet (and, for a session,
- * whether local placeholders were added: backend_holds.c).
+ * its local hold of each lock, and whether placeholders were added:
+ * backend_holds.c).
  */
 #define SYNC_REQUEST_INLINE	2
 
@@ -701,6 +702,7 @@ typedef struct AcquireRequest
 	int32		failed_limit;	/* SYNC_BIND_TOO_MANY_SLOTS: the limit, */
 	bool		failed_rate;	/* ... of the semaphore's rate if set */
 	bool		placeholders;	/* local placeholders were added */
+	void	  **local_holds;	/* a session's LocalHold of each lock */
 	uint32		partmask;
 	uint64		generation;		/* limit generation the limits were read at */
 
@@ -716,6 +718,7 @@ typedef struct AcquireRequest
 		SyncLockTag tags[SYNC_REQUEST_INLINE];
 		uint32		hashes[SYNC_REQUEST_INLINE];
 		SyncEntry  *entries[SYNC_REQUEST_INLINE];
+		void	   *local_holds[SYNC_REQUEST_INLINE];
 	}			inline_arrays;
 } AcquireRequest;
 

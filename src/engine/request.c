@@ -44,6 +44,7 @@ sync_request_init(AcquireRequest *req, char **names, int nnames,
 		req->tags = req->inline_arrays.tags;
 		req->hashes = req->inline_arrays.hashes;
 		req->entries = req->inline_arrays.entries;
+		req->local_holds = req->inline_arrays.local_holds;
 		memset(req->limits, 0, sizeof(SyncLimitValue) * nnames);
 		memset(req->entries, 0, sizeof(SyncEntry *) * nnames);
 	}
@@ -55,6 +56,7 @@ sync_request_init(AcquireRequest *req, char **names, int nnames,
 		req->tags = palloc(sizeof(SyncLockTag) * nnames);
 		req->hashes = palloc(sizeof(uint32) * nnames);
 		req->entries = palloc0(sizeof(SyncEntry *) * nnames);
+		req->local_holds = palloc(sizeof(void *) * nnames);
 	}
 	for (int i = 0; i < nnames; i++)
 	{
