@@ -7,7 +7,8 @@
 # method of comparison 10), with 10 and then with $BASE_FILL live locks held
 # by another session (workload 4), with this build, the baseline $BASELINE
 # (fixed-size tables; built from git here and swapped in for the installed
-# library, the cluster restarted), this build and the baseline again.  A
+# library), this build and the baseline again, each after a restart, so
+# that none inherits the locks earlier comparisons cached.  A
 # build's figure is the median of its two runs' syncwf mean latency over
 # advisory's in the same run; the verdict compares the two builds' figures.
 # Since those swing between runs by more than the target, each build's
@@ -108,6 +109,7 @@ cmp17_run() {
         cp "$("$PG_CONFIG" --pkglibdir)/syncwf.so" "$dir/current.so"
         cg_init "$dir/cg"       # (CREATE EXTENSION needs this build's library)
         base_cg current
+        base_use "$dir/current.so"
         base_measure current
         base_use "$dir/src/syncwf.so"
         base_cg baseline
@@ -144,8 +146,9 @@ cmp17_describe() {
    $BASE_FILL mutexes (workload 4). A build's figure is syncwf's mean
    latency over advisory's in the same run, the median of $BENCH_ROUNDS
    rounds. This build is measured, then the baseline $BASELINE (the last
-   build with fixed-size tables: built from git, its library swapped in,
-   the cluster restarted), then each again; a build's figure is the median
+   build with fixed-size tables: built from git, its library swapped in),
+   then each again, every time in a freshly restarted cluster so that none
+   inherits what comparisons 1 to 16 left; a build's figure is the median
    of its two. These figures move between runs by more than the target, so
    each build's instructions per acquire+release pair are counted too, the
    way comparison 14 counts them (inline, beyond the trivial pair), which
