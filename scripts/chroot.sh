@@ -8,7 +8,8 @@
 # postgresql-N, -server-dev-N, -pgtap, -cron, pgbouncer,
 # prometheus-postgres-exporter, patroni with python3-etcd (its etcd and
 # etcd3 DCS; patroni depends on one of several DCS clients and apt may pick
-# another) and etcd (the HA test) and the Perl test modules. It lives outside
+# another) and etcd (the HA test), the Perl test modules, and what builds
+# and lints a Debian package (scripts/package.sh). It lives outside
 # the clone, in $SYNCWF_CACHE (default /var/cache/syncwf), as pgN-SUITE/,
 # and is reused while its stamp file matches the recipe below. A changed
 # recipe number or suite rebuilds it; a package list that only grew installs
@@ -49,6 +50,7 @@ chroot_packages() {
          "pgbouncer prometheus-postgres-exporter libipc-run-perl libtap-parser-sourcehandler-pgtap-perl" \
          "patroni python3-etcd etcd-server etcd-client" \
          "make gcc libc6-dev" \
+         "debhelper build-essential postgresql-server-dev-all lintian" \
          "procps ca-certificates"
 }
 
@@ -65,6 +67,29 @@ host_debian_mirror() {
         awk '$1 == "deb" { for (i = 2; i <= NF; i++) if ($i ~ /^[a-z]+:\/\/.*\/debian\/?$/) { print $i; exit } }' \
             /etc/apt/sources.list
     fi
+}
+
+# chroot_updates_sources SUITE MIRROR: the apt lines of a stable SUITE's
+# updates and security updates, as a Debian server has them (debootstrap
+# writes only SUITE itself); nothing for sid.  A package built against the
+# newest point release depends on it.
+chroot_updates_sources() {
+    local suite="$1" mirror="$2" security
+    [[ "$suite" == sid ]] && return 0
+    security="$(host_debian_security_mirror)"
+    echo "deb $mirror $suite-updates main"
+    echo "deb ${security:-http://deb.debian.org/debian-security} $suite-security main"
+}
+
+# The security mirror the host's apt uses, or nothing.
+host_debian_security_mirror() {
+    local f
+    for f in /etc/apt/sources.list.d/*.sources /etc/apt/sources.list.d/*.list /etc/apt/sources.list; do
+        [[ -f "$f" ]] || continue
+        awk '$1 == "URIs:" || $1 == "deb" {
+                 for (i = 2; i <= NF; i++) if ($i ~ /^[a-z]+:\/\/.*\/debian-security\/?$/) { print $i; exit }
+             }' "$f"
+    done | head -n 1
 }
 
 chroot_stamp_text() {
@@ -157,15 +182,27 @@ chroot_bind_repo() {
 # a cached one of the same recipe only gets the packages it lacks.
 # Prints progress to stdout; returns non-zero with a reason on stderr.
 chroot_build() {
-    local m="$1" suite dir tmp mirror
+    local m="$1" suite
     suite="$(chroot_suite "$m")" || { echo "no Debian suite known for PostgreSQL $m" >&2; return 1; }
-    dir="$(chroot_dir "$m")"
     chroot_ready "$m" && return 0
-    [[ "$(id -u)" -eq 0 ]] || { echo "building a chroot needs root" >&2; return 1; }
     if chroot_base_ready "$m"; then
         chroot_top_up "$m"
         return
     fi
+    # shellcheck disable=SC2046  # the package list is words
+    chroot_create "$(chroot_dir "$m")" "$suite" "$(chroot_stamp_text "$m")" \
+        "/usr/lib/postgresql/$m/bin/pg_config" $(chroot_packages "$m")
+}
+
+# chroot_create DIR SUITE STAMP CHECK PACKAGE...: debootstrap SUITE
+# (minbase) into DIR.building, where no service starts and no default
+# cluster is made, install the packages, check that the file CHECK exists
+# in it, write STAMP to .syncwf-stamp and move it to DIR.  Returns non-zero
+# with a reason on stderr; DIR is untouched then.
+chroot_create() {
+    local dir="$1" suite="$2" stamp="$3" check="$4" tmp mirror rc=0
+    shift 4
+    [[ "$(id -u)" -eq 0 ]] || { echo "building a chroot needs root" >&2; return 1; }
     if ! command -v debootstrap >/dev/null 2>&1; then
         echo "installing debootstrap"
         DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends debootstrap </dev/null \
@@ -181,7 +218,7 @@ chroot_build() {
     chroot_umount_all "$tmp"
     rm -rf "$tmp"
     mirror="$(host_debian_mirror)"
-    echo "building the PostgreSQL $m chroot: debootstrap $suite into $tmp"
+    echo "building $dir: debootstrap $suite into $tmp"
     # shellcheck disable=SC2086  # an empty mirror means debootstrap's default
     if ! debootstrap --variant=minbase "$suite" "$tmp" $mirror >"$tmp.log" 2>&1; then
         tail -n 20 "$tmp.log" >&2
@@ -195,26 +232,26 @@ chroot_build() {
     echo "create_main_cluster = false" >"$tmp/etc/postgresql-common/createcluster.conf"
     # sid's Release file can be past its Valid-Until by this machine's clock.
     echo 'Acquire::Check-Valid-Until "false";' >"$tmp/etc/apt/apt.conf.d/99syncwf"
+    chroot_updates_sources "$suite" "${mirror:-http://deb.debian.org/debian}" \
+        >"$tmp/etc/apt/sources.list.d/syncwf-updates.list"
     cp /etc/resolv.conf "$tmp/etc/resolv.conf" 2>/dev/null || true
     chroot_mount_system "$tmp"
-    local rc=0
-    # shellcheck disable=SC2046  # the package list is words
-    chroot_apt_install "$tmp" "$tmp.log" $(chroot_packages "$m") || rc=$?
-    if ((rc == 0)) && ! chroot "$tmp" test -x "/usr/lib/postgresql/$m/bin/pg_config"; then
+    chroot_apt_install "$tmp" "$tmp.log" "$@" || rc=$?
+    if ((rc == 0)) && ! chroot "$tmp" test -e "$check"; then
         rc=1
     fi
     chroot_umount_all "$tmp"
     if ((rc != 0)); then
         tail -n 20 "$tmp.log" >&2
-        echo "installing PostgreSQL $m packages in the $suite chroot failed (log: $tmp.log)" >&2
+        echo "installing $* in the $suite chroot failed (log: $tmp.log)" >&2
         return 1
     fi
-    chroot_stamp_text "$m" >"$tmp/.syncwf-stamp"
+    echo "$stamp" >"$tmp/.syncwf-stamp"
     chroot_umount_all "$dir"
     rm -rf "$dir"
     mv "$tmp" "$dir"
     mv "$tmp.log" "$dir.log"
-    echo "PostgreSQL $m chroot ready: $dir"
+    echo "chroot ready: $dir"
 }
 
 if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then
