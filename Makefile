@@ -10,6 +10,8 @@
 #                        (scripts/test.sh; PG=17 for one major)
 #   make bench           pgbench comparison, writes docs/benchmarks.md
 #   make test-valgrind   the SQL suites against a server under valgrind memcheck
+#   make dist            dist/syncwf-VERSION.zip for PGXN (scripts/package.sh)
+#   make deb             Debian packages for 15, 17 and 18 in dist/debian/
 
 EXTENSION    = syncwf
 MODULE_big   = syncwf
@@ -92,7 +94,7 @@ include $(PGXS)
 CONTRIB_TESTDB   = regression
 ISOLATION_TESTDB = regression
 
-.PHONY: test bench test-valgrind
+.PHONY: test bench test-valgrind dist deb
 test:
 	bash scripts/test.sh
 
@@ -101,3 +103,11 @@ bench:
 
 test-valgrind:
 	SYNCWF_VALGRIND=1 bash scripts/test.sh
+
+# dist/syncwf-VERSION.zip, the PGXN release (git archive of the tracked files)
+dist:
+	@bash scripts/package.sh dist
+
+# Debian packages postgresql-NN-syncwf for 15, 17 and 18, in dist/debian/
+deb:
+	bash scripts/package.sh deb

@@ -15,12 +15,19 @@
 # cannot be built, or whose run ends without a summary, counts as a failure
 # with the reason, never as a skip.
 #
-# Prints each major's per-layer counts, then, as its last line,
-# "N passed, N failed" over all majors. Exit status 0 iff nothing failed.
-# The SYNCWF_* variables of scripts/suite.sh (LAYERS, ONLY, NO_BUILD,
-# ASSERT, VALGRIND) and the seeds and sizes of the randomized TAP tests
-# (SYNCWF_STRESS_SEED, SYNCWF_FUZZ_SEED, SYNCWF_FUZZ_ITERATIONS) are passed
-# on to every major; SYNCWF_VALGRIND=1 runs on the host's major only.
+# Then the packages layer (scripts/package.sh test): the release checks,
+# the PGXN zip built and installed, and for each major its Debian package
+# built in its suite, linted, installed into a clean chroot and tested by
+# its autopkgtest.
+#
+# Prints each major's per-layer counts and the packages layer's steps,
+# then, as its last line, "N passed, N failed" over all of them. Exit
+# status 0 iff nothing failed. SYNCWF_LAYERS names the layers to run:
+# those of scripts/suite.sh and "packages" (all by default). The SYNCWF_*
+# variables of scripts/suite.sh (ONLY, NO_BUILD, ASSERT, VALGRIND) and the
+# seeds and sizes of the randomized TAP tests (SYNCWF_STRESS_SEED,
+# SYNCWF_FUZZ_SEED, SYNCWF_FUZZ_ITERATIONS) are passed on to every major;
+# SYNCWF_VALGRIND=1 runs on the host's major only, without packages.
 set -euo pipefail
 # shellcheck source=scripts/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -35,7 +42,7 @@ while (($#)); do
     case "$1" in
         --pg) [[ -n "${2:-}" ]] || die "--pg needs a major: 15, 17 or 18"; majors+=("$2"); shift 2 ;;
         --pg=*) majors+=("${1#--pg=}"); shift ;;
-        -h|--help) sed -n '2,22p' "${BASH_SOURCE[0]}"; exit 0 ;;
+        -h|--help) sed -n '2,30p' "${BASH_SOURCE[0]}"; exit 0 ;;
         *) die "usage: $0 [--pg 15|17|18]..." ;;
     esac
 done
@@ -49,6 +56,10 @@ for m in "${majors[@]}"; do
 done
 
 is_root || die "the test command runs as root (it installs packages and builds chroots)"
+LAYERS=" ${SYNCWF_LAYERS:-regress isolation pgtap tap packages} "
+SUITE_LAYERS="$(for l in $LAYERS; do [[ $l == packages ]] || echo "$l"; done | xargs)"
+RUN_PACKAGES=0
+if [[ "$LAYERS" == *" packages "* && "${SYNCWF_VALGRIND:-0}" == 0 ]]; then RUN_PACKAGES=1; fi
 # node-postgres for the Node.js example, in examples/node/node_modules: made
 # here, on this machine, where npm and its cache are (see common.sh); the
 # chroots see it through the clone. If that fails, the Node.js example's
@@ -117,9 +128,25 @@ run_major() {
     fi
 }
 
-for m in "${majors[@]}"; do
-    run_major "$m"
-done
+pkg_majors=("${majors[@]}")
+if [[ -n "$SUITE_LAYERS" ]]; then
+    export SYNCWF_LAYERS="$SUITE_LAYERS"
+    for m in "${majors[@]}"; do
+        run_major "$m"
+    done
+else
+    majors=()
+fi
+
+# The packages layer, after the majors: it installs the PGXN zip's build
+# over the one scripts/suite.sh installed for 15.
+PKG_TIME=0
+if ((RUN_PACKAGES)); then
+    log "packages"
+    t0=$SECONDS
+    SYNCWF_TEST_OUT="$OUT_ROOT/packages" bash "$SYNCWF_ROOT/scripts/package.sh" test "${pkg_majors[@]}" || true
+    PKG_TIME=$((SECONDS - t0))
+fi
 
 log "summary over PostgreSQL ${majors[*]} ($((SECONDS - T0)) s; outputs in $OUT_ROOT/pgN)"
 TOTAL_P=0; TOTAL_F=0
@@ -132,5 +159,17 @@ for m in "${majors[@]}"; do
         "${V_NOTE[$m]:+ (${V_NOTE[$m]})}"
     TOTAL_P=$((TOTAL_P + V_PASS[$m])); TOTAL_F=$((TOTAL_F + V_FAIL[$m]))
 done
+if ((RUN_PACKAGES)); then
+    printf 'packages (%d s)\n' "$PKG_TIME"
+    last=""
+    [[ -f "$OUT_ROOT/packages/summary.txt" ]] && last="$(tail -n 1 "$OUT_ROOT/packages/summary.txt")"
+    if [[ "$last" =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
+        sed '$d' "$OUT_ROOT/packages/summary.txt"
+        TOTAL_P=$((TOTAL_P + BASH_REMATCH[1])); TOTAL_F=$((TOTAL_F + BASH_REMATCH[2]))
+    else
+        echo "  the packages layer ended without a summary; see its output above"
+        TOTAL_F=$((TOTAL_F + 1))
+    fi
+fi
 echo "$TOTAL_P passed, $TOTAL_F failed"
 ((TOTAL_F == 0))
