@@ -397,6 +397,14 @@ if (ref $meta eq 'HASH') {
                  : "META.json $field: absent (optional)";
         ok(!@errs, $name) or diag join "\n", @errs;
     }
+    # Beyond the spec's required keys: what every syncwf release states (the
+    # PostgreSQL versions it runs on, where it lives, its tags).
+    for my $path (['prereqs', 'runtime', 'requires', 'PostgreSQL'], ['resources', 'homepage'],
+                  ['tags']) {
+        my $v = $meta;
+        $v = ref $v eq 'HASH' ? $v->{$_} : undef for @$path;
+        ok(defined $v, 'META.json has ' . join('.', @$path));
+    }
     my @extra = unknown_key_errors($meta);
     ok(!@extra, 'META.json has no unknown top-level keys (only spec keys and x_ / X_)')
         or diag join "\n", @extra;
