@@ -178,6 +178,28 @@ chroot_bind_repo() {
     mountpoint -q "$dir$root" || mount --bind "$root" "$dir$root"
 }
 
+# chroot_run DIR ROOT [VAR=VALUE]... -- COMMAND...: run COMMAND in the
+# chroot DIR, with its /proc and /dev/shm and the clone ROOT mounted, an
+# environment of nothing but PATH, HOME, LANG and the given variables, and
+# a PID namespace of its own: the command's shell is its init and reaps
+# the postmasters tests kill -9 at once (left to this machine's init, a
+# killed postmaster can stay a zombie for a while, and its postmaster.pid
+# then looks alive to the next start), and nothing it started outlives
+# it. Unmounts everything afterwards; returns COMMAND's status.
+chroot_run() {
+    local dir="$1" root="$2" envv=() rc=0
+    shift 2
+    while (($#)) && [[ "$1" != -- ]]; do envv+=("$1"); shift; done
+    shift
+    chroot_mount_system "$dir"
+    chroot_bind_repo "$dir" "$root"
+    unshare --pid --fork --mount-proc="$dir/proc" \
+        chroot "$dir" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
+        "${envv[@]}" "$@" </dev/null || rc=$?
+    chroot_umount_all "$dir"
+    return "$rc"
+}
+
 # chroot_build MAJOR: build (or rebuild) the chroot for MAJOR unless ready;
 # a cached one of the same recipe only gets the packages it lacks.
 # Prints progress to stdout; returns non-zero with a reason on stderr.

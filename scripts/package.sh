@@ -91,24 +91,24 @@ host_tools() {
 }
 
 # in_suite MAJOR COMMAND: run the shell COMMAND where MAJOR's package is
-# built (this machine for 15; else its chroot, with the clone mounted at
-# the same path and a PID namespace of its own, so that no server the
-# build-time tests start outlives it).
+# built: this machine for 15, else its chroot (chroot_run: the clone at the
+# same path, and no server the build-time tests start outlives it).
 in_suite() {
-    local m="$1" cmd="$2" dir rc=0
+    local m="$1" cmd="$2"
     if [[ "$m" == "$HOST_MAJOR" ]]; then
         env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 bash -c "$cmd"
         return
     fi
-    dir="$(chroot_dir "$m")"
     chroot_build "$m" || return 1
-    chroot_mount_system "$dir"
-    chroot_bind_repo "$dir" "$SYNCWF_ROOT"
-    unshare --pid --fork --mount-proc="$dir/proc" \
-        chroot "$dir" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
-        bash -c "$cmd" </dev/null || rc=$?
-    chroot_umount_all "$dir"
-    return "$rc"
+    chroot_run "$(chroot_dir "$m")" "$SYNCWF_ROOT" -- bash -c "$cmd"
+}
+
+# unpack_release DIR: the release's files (as make_dist takes them) in
+# DIR/syncwf-VERSION/
+unpack_release() {
+    mkdir -p "$1"
+    git -C "$SYNCWF_ROOT" archive --format=tar --prefix="syncwf-$(release_version)/" "$(git_tree)" |
+        tar -x -C "$1"
 }
 
 # build_deb MAJOR: dist/debian/SUITE/ gets MAJOR's packages and .changes
@@ -119,8 +119,8 @@ build_deb() {
     work="$PKG_WORK/$suite"
     out="$DIST/debian/$suite"
     rm -rf "$work" "$out"
-    mkdir -p "$work" "$out"
-    git -C "$SYNCWF_ROOT" archive --format=tar --prefix="syncwf-$v/" "$(git_tree)" | tar -x -C "$work"
+    mkdir -p "$out"
+    unpack_release "$work"
     # debian/control in the repository is this machine's: it must be what
     # control.in gives here; every suite then writes its own.
     in_suite "$m" "set -e; cd '$work/syncwf-$v'
@@ -181,8 +181,7 @@ install_test() {
     # with the debian/control that suite's build wrote.
     src="$PKG_WORK/autopkgtest-$m"
     rm -rf "$src"
-    mkdir -p "$src"
-    git -C "$SYNCWF_ROOT" archive --format=tar --prefix="syncwf-$v/" "$(git_tree)" | tar -x -C "$src"
+    unpack_release "$src"
     cp "$PKG_WORK/$(pkg_suite "$m")/syncwf-$v/debian/control" "$src/syncwf-$v/debian/control"
     chroot_mount_system "$run"
     chroot "$run" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive \

@@ -72,13 +72,11 @@ rm -rf "$OUT_ROOT"
 mkdir -p "$OUT_ROOT"
 T0=$SECONDS
 
-# Environment handed to scripts/suite.sh in a chroot: nothing of the host's
+# Environment handed to scripts/suite.sh in a chroot, beside chroot_run's
+# PATH, HOME and LANG: nothing of the host's
 # but these.
 suite_env() {
     local v
-    echo "PATH=/usr/sbin:/usr/bin:/sbin:/bin"
-    echo "HOME=/root"
-    echo "LANG=C.UTF-8"
     echo "TZ=${TZ:-UTC}"
     for v in SYNCWF_LAYERS SYNCWF_ONLY SYNCWF_NO_BUILD SYNCWF_ASSERT CI PG_TEST_TIMEOUT_DEFAULT \
              SYNCWF_STRESS_SEED SYNCWF_FUZZ_SEED SYNCWF_FUZZ_ITERATIONS; do
@@ -101,18 +99,10 @@ run_major() {
             cat "$OUT_ROOT/chroot-pg$m.err" >&2
             V_PASS[$m]=0; V_FAIL[$m]=1; V_TIME[$m]=$((SECONDS - t0)); return
         fi
-        chroot_mount_system "$dir"
-        chroot_bind_repo "$dir" "$SYNCWF_ROOT"
         local envv=()
         mapfile -t envv < <(suite_env)
-        # A PID namespace of its own: the suite's shell is its init and
-        # reaps the postmasters the Perl TAP tests kill -9 at once (left to
-        # this machine's init, a killed postmaster can stay a zombie for a
-        # while, and its postmaster.pid then looks alive to the next start).
-        unshare --pid --fork --mount-proc="$dir/proc" \
-            chroot "$dir" /usr/bin/env -i "${envv[@]}" SYNCWF_PG_MAJOR="$m" SYNCWF_TEST_OUT="$out" \
-            bash "$SYNCWF_ROOT/scripts/suite.sh" </dev/null || rc=$?
-        chroot_umount_all "$dir"
+        chroot_run "$dir" "$SYNCWF_ROOT" "${envv[@]}" SYNCWF_PG_MAJOR="$m" SYNCWF_TEST_OUT="$out" \
+            -- bash "$SYNCWF_ROOT/scripts/suite.sh" || rc=$?
     fi
     V_TIME[$m]=$((SECONDS - t0))
     local last=""

@@ -259,30 +259,29 @@ sub no_index_errors {
 }
 
 sub prereqs_errors {
-    my ($v, $path) = @_;
-    return map_errors($v, $path) if ref $v ne 'HASH';
-    my @errs;
-    for my $phase (sort keys %$v) {
-        my $p = "$path.$phase";
-        if (!$PHASES{$phase} && !is_custom($phase)) {
-            push @errs, "$p: unknown phase (configure, build, test, runtime, develop)";
-        } elsif ($PHASES{$phase}) {
-            push @errs, phase_errors($v->{$phase}, $p);
-        }
-    }
-    return @errs;
+    return known_keys_errors(@_, \%PHASES, 'phase (configure, build, test, runtime, develop)',
+                             \&phase_errors);
 }
 
 sub phase_errors {
-    my ($v, $path) = @_;
+    return known_keys_errors(@_, \%RELATIONS,
+                             'relationship (requires, recommends, suggests, conflicts)',
+                             \&relation_errors);
+}
+
+# known_keys_errors(value, path, known, what, check): an object whose keys
+# are the spec's (or custom x_ ones, not checked further); each known key's
+# value checked by check(value, path).
+sub known_keys_errors {
+    my ($v, $path, $known, $what, $check) = @_;
     return map_errors($v, $path) if ref $v ne 'HASH';
     my @errs;
-    for my $rel (sort keys %$v) {
-        my $p = "$path.$rel";
-        if (!$RELATIONS{$rel} && !is_custom($rel)) {
-            push @errs, "$p: unknown relationship (requires, recommends, suggests, conflicts)";
-        } elsif ($RELATIONS{$rel}) {
-            push @errs, relation_errors($v->{$rel}, $p);
+    for my $key (sort keys %$v) {
+        my $p = "$path.$key";
+        if ($known->{$key}) {
+            push @errs, $check->($v->{$key}, $p);
+        } elsif (!is_custom($key)) {
+            push @errs, "$p: unknown $what";
         }
     }
     return @errs;
