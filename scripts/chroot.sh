@@ -54,20 +54,24 @@ chroot_packages() {
          "procps ca-certificates"
 }
 
-# The package mirror the host's apt uses for Debian (so the chroot is
-# fetched from the same registry), or nothing: debootstrap's default.
-host_debian_mirror() {
-    local f u
-    for f in /etc/apt/sources.list.d/*.sources; do
+# host_apt_uri NAME: the first URI of the host's apt sources (deb822
+# "URIs:" or one-line "deb") whose path ends in /NAME, or nothing.
+host_apt_uri() {
+    local f
+    for f in /etc/apt/sources.list.d/*.sources /etc/apt/sources.list.d/*.list /etc/apt/sources.list; do
         [[ -f "$f" ]] || continue
-        u="$(awk '/^URIs:/ { for (i = 2; i <= NF; i++) if ($i ~ /\/debian\/?$/) { print $i; exit } }' "$f")"
-        [[ -n "$u" ]] && { echo "$u"; return; }
-    done
-    if [[ -f /etc/apt/sources.list ]]; then
-        awk '$1 == "deb" { for (i = 2; i <= NF; i++) if ($i ~ /^[a-z]+:\/\/.*\/debian\/?$/) { print $i; exit } }' \
-            /etc/apt/sources.list
-    fi
+        awk -v name="$1" '$1 == "URIs:" || $1 == "deb" {
+                 for (i = 2; i <= NF; i++) if ($i ~ ("^[a-z]+://.*/" name "/?$")) { print $i; exit }
+             }' "$f"
+    done | head -n 1
 }
+
+# The package mirror the host's apt uses for Debian (so that a chroot is
+# fetched from the same registry), or nothing: debootstrap's default.
+host_debian_mirror() { host_apt_uri debian; }
+
+# The security mirror the host's apt uses, or nothing.
+host_debian_security_mirror() { host_apt_uri debian-security; }
 
 # chroot_updates_sources SUITE MIRROR: the apt lines of a stable SUITE's
 # updates and security updates, as a Debian server has them (debootstrap
@@ -79,17 +83,6 @@ chroot_updates_sources() {
     security="$(host_debian_security_mirror)"
     echo "deb $mirror $suite-updates main"
     echo "deb ${security:-http://deb.debian.org/debian-security} $suite-security main"
-}
-
-# The security mirror the host's apt uses, or nothing.
-host_debian_security_mirror() {
-    local f
-    for f in /etc/apt/sources.list.d/*.sources /etc/apt/sources.list.d/*.list /etc/apt/sources.list; do
-        [[ -f "$f" ]] || continue
-        awk '$1 == "URIs:" || $1 == "deb" {
-                 for (i = 2; i <= NF; i++) if ($i ~ /^[a-z]+:\/\/.*\/debian-security\/?$/) { print $i; exit }
-             }' "$f"
-    done | head -n 1
 }
 
 chroot_stamp_text() {
