@@ -47,10 +47,10 @@ OBJS         = src/core/client_wait.o src/core/guc.o src/core/holder_wakeups.o \
 # One full install script per release line, as contrib does: the first
 # (1.0) and the current one; every other version installs as 1.0 plus the
 # update scripts (CREATE EXTENSION syncwf VERSION '1.3' follows the chain).
-DATA         = syncwf--1.0.sql syncwf--1.7.sql \
+DATA         = syncwf--1.0.sql syncwf--1.8.sql \
                syncwf--1.0--1.1.sql syncwf--1.1--1.2.sql syncwf--1.2--1.3.sql \
                syncwf--1.3--1.4.sql syncwf--1.4--1.5.sql syncwf--1.5--1.6.sql \
-               syncwf--1.6--1.7.sql
+               syncwf--1.6--1.7.sql syncwf--1.7--1.8.sql
 PGFILEDESC   = "syncwf - in-database mutexes and semaphores with wait queues"
 
 # The directory of this Makefile, also in an out-of-tree (VPATH) build:

@@ -1,4 +1,4 @@
-/* syncwf--1.7.sql: objects of the syncwf extension, version 1.7 */
+/* syncwf--1.8.sql: objects of the syncwf extension, version 1.8 */
 
 -- complain if script is sourced in psql, rather than via CREATE EXTENSION
 \echo Use "CREATE EXTENSION syncwf" to load this file. \quit
