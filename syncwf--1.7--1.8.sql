@@ -5,3 +5,174 @@
 
 -- Each change below is also in syncwf--1.8.sql, which installs 1.8 from
 -- scratch; test/t/012_upgrade.pl checks that both give the same objects.
+
+-- Nested limits: a row may name a parent row, whose sizelimit every
+-- semaphore under the row also counts against.  A nullable column without
+-- a default rewrites nothing and fires no trigger; every existing row has
+-- no parent, so the foreign key finds nothing to check.
+ALTER TABLE sync_limit ADD COLUMN parent text
+    CONSTRAINT sync_limit_parent_fkey REFERENCES sync_limit (name)
+    ON UPDATE CASCADE DEFERRABLE INITIALLY DEFERRED;
+COMMENT ON COLUMN sync_limit.parent IS
+    'Nested limits: the row whose sizelimit every semaphore under this row also counts against, a grant taking a slot at both levels (NULL: none); two levels only, checked at commit';
+CREATE INDEX sync_limit_parent_idx ON sync_limit (parent);
+
+-- Nested limits (1.8): the rules of parent, checked when the transaction
+-- commits, so that it may insert a child before its parent, or change a
+-- parent and its children together in any order.  Each event reads the row
+-- again by name (it may have changed again, been renamed or been deleted
+-- since; then its own event, or none, is the one that counts) and checks it
+-- both as a child and as a parent.  A parent that does not exist is the
+-- foreign key's (23503).  Renaming a parent cascades to its children, whose
+-- rows, read again, name it under its new name.  The parent is locked
+-- (FOR SHARE) until commit, so that a concurrent change of it waits for
+-- this transaction, and sees its result, or this check waits for that one.
+CREATE FUNCTION sync_limit_check_tree()
+RETURNS trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    r record;   -- the row, as the transaction has it now
+    p record;   -- its parent
+    c record;   -- a child of it
+BEGIN
+    SELECT l.name, l.sizelimit, l.parent INTO r
+      FROM @extschema@.sync_limit l WHERE l.name = NEW.name;
+    IF NOT FOUND THEN
+        RETURN NULL;
+    END IF;
+
+    -- The row as a child.
+    IF r.parent IS NOT NULL THEN
+        IF r.parent = r.name THEN
+            RAISE EXCEPTION 'sync_limit row "%" cannot be its own parent', r.name
+                USING ERRCODE = 'check_violation', TABLE = 'sync_limit',
+                      CONSTRAINT = 'sync_limit_tree',
+                      HINT = 'Set its parent to another row, or to NULL.';
+        END IF;
+        IF starts_with(r.name, 'launchplan/') THEN
+            RAISE EXCEPTION 'launch plan row "%" cannot have a parent', r.name
+                USING ERRCODE = 'check_violation', TABLE = 'sync_limit',
+                      CONSTRAINT = 'sync_limit_tree',
+                      DETAIL = 'The semaphores of launch plans take no part in nested limits.',
+                      HINT = format('Set the parent of "%s" to NULL.', r.name);
+        END IF;
+        IF starts_with(r.parent, 'launchplan/') THEN
+            RAISE EXCEPTION 'launch plan row "%" cannot be the parent of "%"', r.parent, r.name
+                USING ERRCODE = 'check_violation', TABLE = 'sync_limit',
+                      CONSTRAINT = 'sync_limit_tree',
+                      DETAIL = 'The semaphores of launch plans take no part in nested limits.',
+                      HINT = format('Name a row outside launchplan/ as the parent of "%s".', r.name);
+        END IF;
+        IF right(r.parent, 2) = '/*' THEN
+            RAISE EXCEPTION 'pattern row "%" cannot be the parent of "%"', r.parent, r.name
+                USING ERRCODE = 'check_violation', TABLE = 'sync_limit',
+                      CONSTRAINT = 'sync_limit_tree',
+                      DETAIL = 'A pattern row is the default limit of many semaphores, not one counter they could share.',
+                      HINT = format('Name a row that does not end in "/*" as the parent of "%s".', r.name);
+        END IF;
+        SELECT l.name, l.sizelimit, l.parent INTO p
+          FROM @extschema@.sync_limit l WHERE l.name = r.parent
+           FOR SHARE;
+        IF FOUND THEN
+            IF p.parent IS NOT NULL THEN
+                RAISE EXCEPTION 'sync_limit rows "%", "%" and "%" would nest three levels deep',
+                                r.name, p.name, p.parent
+                    USING ERRCODE = 'check_violation', TABLE = 'sync_limit',
+                          CONSTRAINT = 'sync_limit_tree',
+                          DETAIL = format('"%s" has the parent "%s", which has the parent "%s".',
+                                          r.name, p.name, p.parent),
+                          HINT = format('Nesting deeper than two levels is not supported in this release: '
+                                        'set the parent of "%s" to NULL, or give "%s" the parent "%s" instead.',
+                                        p.name, r.name, p.parent);
+            END IF;
+            IF r.sizelimit > p.sizelimit THEN
+                RAISE EXCEPTION 'sync_limit row "%" has a ceiling above its parent "%": sizelimit % > %',
+                                r.name, p.name, r.sizelimit, p.sizelimit
+                    USING ERRCODE = 'check_violation', TABLE = 'sync_limit',
+                          CONSTRAINT = 'sync_limit_tree',
+                          DETAIL = 'A child''s sizelimit cannot be above its parent''s, which caps the child and its siblings together.',
+                          HINT = format('Lower the sizelimit of "%s" to at most %s, or raise that of "%s" to at least %s.',
+                                        r.name, p.sizelimit, p.name, r.sizelimit);
+            END IF;
+        END IF;
+    END IF;
+
+    -- The row as a parent: its child with the highest sizelimit.
+    SELECT l.name, l.sizelimit INTO c
+      FROM @extschema@.sync_limit l WHERE l.parent = r.name AND l.name <> r.name
+     ORDER BY l.sizelimit DESC, l.name
+     LIMIT 1;
+    IF FOUND THEN
+        IF starts_with(r.name, 'launchplan/') THEN
+            RAISE EXCEPTION 'launch plan row "%" cannot be the parent of "%"', r.name, c.name
+                USING ERRCODE = 'check_violation', TABLE = 'sync_limit',
+                      CONSTRAINT = 'sync_limit_tree',
+                      DETAIL = 'The semaphores of launch plans take no part in nested limits.',
+                      HINT = format('Name a row outside launchplan/ as the parent of "%s".', c.name);
+        END IF;
+        IF right(r.name, 2) = '/*' THEN
+            RAISE EXCEPTION 'pattern row "%" cannot be the parent of "%"', r.name, c.name
+                USING ERRCODE = 'check_violation', TABLE = 'sync_limit',
+                      CONSTRAINT = 'sync_limit_tree',
+                      DETAIL = 'A pattern row is the default limit of many semaphores, not one counter they could share.',
+                      HINT = format('Name a row that does not end in "/*" as the parent of "%s".', c.name);
+        END IF;
+        IF r.parent IS NOT NULL THEN
+            RAISE EXCEPTION 'sync_limit rows "%", "%" and "%" would nest three levels deep',
+                            c.name, r.name, r.parent
+                USING ERRCODE = 'check_violation', TABLE = 'sync_limit',
+                      CONSTRAINT = 'sync_limit_tree',
+                      DETAIL = format('"%s" has the parent "%s", which has the parent "%s".',
+                                      c.name, r.name, r.parent),
+                      HINT = format('Nesting deeper than two levels is not supported in this release: '
+                                    'set the parent of "%s" to NULL, or give "%s" the parent "%s" instead.',
+                                    r.name, c.name, r.parent);
+        END IF;
+        IF c.sizelimit > r.sizelimit THEN
+            RAISE EXCEPTION 'sync_limit row "%" has a ceiling above its parent "%": sizelimit % > %',
+                            c.name, r.name, c.sizelimit, r.sizelimit
+                USING ERRCODE = 'check_violation', TABLE = 'sync_limit',
+                      CONSTRAINT = 'sync_limit_tree',
+                      DETAIL = 'A child''s sizelimit cannot be above its parent''s, which caps the child and its siblings together.',
+                      HINT = format('Lower the sizelimit of "%s" to at most %s, or raise that of "%s" to at least %s.',
+                                    c.name, r.sizelimit, r.name, c.sizelimit);
+        END IF;
+    END IF;
+    RETURN NULL;
+END
+$$;
+
+CREATE CONSTRAINT TRIGGER sync_limit_tree
+    AFTER INSERT OR UPDATE ON sync_limit
+    DEFERRABLE INITIALLY DEFERRED
+    FOR EACH ROW EXECUTE FUNCTION sync_limit_check_tree();
+
+-- sync_locks shows each semaphore's parent row, its limit and the slots
+-- held under it.  The view and its function are made again (a function's
+-- result columns cannot be changed in place); the library fills as many
+-- columns as the function has, so the view works with either definition
+-- meanwhile.
+DROP VIEW sync_locks;
+DROP FUNCTION sync_lock_status();
+CREATE FUNCTION sync_lock_status(OUT lock_name text, OUT kind text,
+                                 OUT sizelimit integer, OUT holders integer,
+                                 OUT waiters integer, OUT limit_row text,
+                                 OUT max_waiters integer, OUT slots_held integer,
+                                 OUT rate_tokens integer,
+                                 OUT rate_next_refill timestamptz,
+                                 OUT parent_row text,
+                                 OUT parent_sizelimit integer,
+                                 OUT parent_slots_held integer)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'sync_lock_status'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+CREATE VIEW sync_locks AS
+    SELECT lock_name, kind, sizelimit, holders, waiters, limit_row, max_waiters,
+           slots_held, rate_tokens, rate_next_refill,
+           parent_row, parent_sizelimit, parent_slots_held
+      FROM sync_lock_status();
+COMMENT ON VIEW sync_locks IS 'One row per live syncwf lock of the current database';
+GRANT SELECT ON sync_locks TO PUBLIC;

@@ -1,19 +1,20 @@
 -- API contract of the syncwf relations and role: the sync_limit table
 -- (columns, types, primary key, NOT NULL, CHECK constraints, and what the
--- checks accept and refuse), the monitoring views and their column types,
--- and the syncwf_admin role.
+-- checks accept and refuse; the parent column, its foreign key, index and
+-- trigger), the monitoring views and their column types, and the
+-- syncwf_admin role.
 BEGIN;
-SELECT plan(124);
+SELECT plan(144);
 
 -- sync_limit ---------------------------------------------------------------
 SELECT has_table('sync_limit', 'table sync_limit exists');
-SELECT columns_are('sync_limit', ARRAY['name', 'sizelimit', 'max_waiters', 'rate_limit', 'rate_period', 'queueing'],
-                   'sync_limit has exactly the columns name, sizelimit, max_waiters, rate_limit, rate_period, queueing');
+SELECT columns_are('sync_limit', ARRAY['name', 'sizelimit', 'max_waiters', 'rate_limit', 'rate_period', 'queueing', 'parent'],
+                   'sync_limit has exactly the columns name, sizelimit, max_waiters, rate_limit, rate_period, queueing, parent');
 SELECT is(
     (SELECT array_agg(attname::text ORDER BY attnum) FROM pg_catalog.pg_attribute
       WHERE attrelid = 'sync_limit'::regclass AND attnum > 0 AND NOT attisdropped),
-    ARRAY['name', 'sizelimit', 'max_waiters', 'rate_limit', 'rate_period', 'queueing'],
-    'sync_limit columns are in the order name, sizelimit, max_waiters, rate_limit, rate_period, queueing (Argo''s two first)');
+    ARRAY['name', 'sizelimit', 'max_waiters', 'rate_limit', 'rate_period', 'queueing', 'parent'],
+    'sync_limit columns are in the order name, sizelimit, max_waiters, rate_limit, rate_period, queueing, parent (Argo''s two first)');
 SELECT col_type_is('sync_limit', 'name', 'text', 'sync_limit.name is text');
 SELECT col_type_is('sync_limit', 'sizelimit', 'integer', 'sync_limit.sizelimit is integer');
 SELECT col_type_is('sync_limit', 'max_waiters', 'integer', 'sync_limit.max_waiters is integer');
@@ -32,6 +33,35 @@ SELECT col_type_is('sync_limit', 'queueing', 'text', 'sync_limit.queueing is tex
 SELECT col_is_null('sync_limit', 'queueing', 'sync_limit.queueing is nullable');
 SELECT col_hasnt_default('sync_limit', 'queueing', 'sync_limit.queueing has no default (NULL: strict)');
 SELECT col_has_check('sync_limit', 'queueing', 'sync_limit.queueing has a CHECK constraint');
+-- nested limits (1.8): parent, a deferred foreign key to the same table,
+-- its index, and the deferred trigger that checks the rules
+SELECT col_type_is('sync_limit', 'parent', 'text', 'sync_limit.parent is text');
+SELECT col_is_null('sync_limit', 'parent', 'sync_limit.parent is nullable');
+SELECT col_hasnt_default('sync_limit', 'parent', 'sync_limit.parent has no default (NULL: no parent)');
+SELECT col_is_fk('sync_limit', 'parent', 'sync_limit.parent is a foreign key');
+SELECT fk_ok('sync_limit', 'parent', 'sync_limit', 'name',
+             'sync_limit.parent references sync_limit.name');
+SELECT is((SELECT format('%s %s %s %s', conname, confupdtype, confdeltype,
+                         CASE WHEN condeferrable AND condeferred THEN 'deferred' ELSE 'immediate' END)
+             FROM pg_catalog.pg_constraint
+            WHERE conrelid = 'sync_limit'::regclass AND contype = 'f'),
+          'sync_limit_parent_fkey c a deferred',
+          'sync_limit_parent_fkey: ON UPDATE CASCADE, ON DELETE NO ACTION, DEFERRABLE INITIALLY DEFERRED');
+SELECT has_index('sync_limit', 'sync_limit_parent_idx', 'parent', 'sync_limit has index sync_limit_parent_idx on (parent)');
+SELECT has_trigger('sync_limit', 'sync_limit_tree', 'sync_limit has its trigger sync_limit_tree');
+SELECT trigger_is('sync_limit', 'sync_limit_tree', 'sync_limit_check_tree',
+                  'sync_limit_tree runs sync_limit_check_tree()');
+SELECT is((SELECT format('%s %s', condeferrable, condeferred) FROM pg_catalog.pg_constraint
+            WHERE conrelid = 'sync_limit'::regclass AND contype = 't' AND conname = 'sync_limit_tree'),
+          't t', 'sync_limit_tree is a constraint trigger, DEFERRABLE INITIALLY DEFERRED');
+SELECT function_lang_is('sync_limit_check_tree', ARRAY[]::name[], 'plpgsql',
+                        'sync_limit_check_tree() is written in PL/pgSQL');
+SELECT is((SELECT proconfig FROM pg_catalog.pg_proc WHERE oid = 'sync_limit_check_tree()'::regprocedure),
+          ARRAY['search_path=pg_catalog, pg_temp'],
+          'sync_limit_check_tree() runs with search_path pg_catalog, pg_temp');
+SELECT col_type_is('sync_locks', 'parent_row', 'text', 'sync_locks.parent_row is text');
+SELECT col_type_is('sync_locks', 'parent_sizelimit', 'integer', 'sync_locks.parent_sizelimit is integer');
+SELECT col_type_is('sync_locks', 'parent_slots_held', 'integer', 'sync_locks.parent_slots_held is integer');
 SELECT col_type_is('sync_locks', 'rate_tokens', 'integer', 'sync_locks.rate_tokens is integer');
 SELECT col_type_is('sync_locks', 'rate_next_refill', 'timestamp with time zone',
                    'sync_locks.rate_next_refill is timestamptz');
@@ -86,6 +116,21 @@ SELECT throws_ok($$INSERT INTO sync_limit VALUES ('/*', 1)$$,
                  '23514', NULL, 'a pattern with an empty prefix violates the CHECK (23514)');
 SELECT throws_ok($$INSERT INTO sync_limit VALUES ('*', 1)$$,
                  '23514', NULL, 'a pattern without a namespace violates the CHECK (23514)');
+-- The parent rules, checked at the end of each statement here (they are
+-- checked at commit otherwise, and this file rolls back).
+SET CONSTRAINTS sync_limit_tree, sync_limit_parent_fkey IMMEDIATE;
+SELECT lives_ok($$INSERT INTO sync_limit (name, sizelimit) VALUES ('tap_obj/all', 4);
+                  INSERT INTO sync_limit (name, sizelimit, parent) VALUES ('tap_obj/p/*', 4, 'tap_obj/all')$$,
+                'a pattern row with a parent as high as the parent is accepted');
+SELECT throws_ok($$INSERT INTO sync_limit (name, sizelimit, parent) VALUES ('tap_obj/p1', 5, 'tap_obj/all')$$,
+                 '23514', NULL, 'a child above its parent is refused (23514)');
+SELECT throws_ok($$INSERT INTO sync_limit (name, sizelimit, parent) VALUES ('tap_obj/p1', 1, 'tap_obj/p/*')$$,
+                 '23514', NULL, 'a pattern row as the parent is refused (23514)');
+SELECT throws_ok($$INSERT INTO sync_limit (name, sizelimit, parent) VALUES ('tap_obj/p1', 1, 'tap_obj/none')$$,
+                 '23503', NULL, 'a parent that does not exist violates the foreign key (23503)');
+SELECT throws_ok($$DELETE FROM sync_limit WHERE name = 'tap_obj/all'$$,
+                 '23503', NULL, 'deleting a parent with children violates the foreign key (23503)');
+SET CONSTRAINTS sync_limit_tree, sync_limit_parent_fkey DEFERRED;
 
 -- Views --------------------------------------------------------------------
 SELECT has_view('sync_locks', 'view sync_locks exists');
@@ -112,8 +157,9 @@ SELECT is(
     (SELECT array_agg(attname::text ORDER BY attnum) FROM pg_catalog.pg_attribute
       WHERE attrelid = 'sync_locks'::regclass AND attnum > 0 AND NOT attisdropped),
     ARRAY['lock_name', 'kind', 'sizelimit', 'holders', 'waiters', 'limit_row', 'max_waiters',
-          'slots_held', 'rate_tokens', 'rate_next_refill'],
-    'sync_locks columns are (lock_name, kind, sizelimit, holders, waiters, limit_row, max_waiters, slots_held, rate_tokens, rate_next_refill)');
+          'slots_held', 'rate_tokens', 'rate_next_refill',
+          'parent_row', 'parent_sizelimit', 'parent_slots_held'],
+    'sync_locks columns are (lock_name, kind, sizelimit, holders, waiters, limit_row, max_waiters, slots_held, rate_tokens, rate_next_refill, parent_row, parent_sizelimit, parent_slots_held)');
 SELECT col_type_is('sync_locks', 'limit_row', 'text', 'sync_locks.limit_row is text');
 SELECT col_type_is('sync_locks', 'max_waiters', 'integer', 'sync_locks.max_waiters is integer');
 SELECT is(

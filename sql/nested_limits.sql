@@ -1,0 +1,219 @@
+--
+-- nested_limits: the column sync_limit.parent (1.8) and the rules the
+-- constraint trigger sync_limit_tree checks when a transaction commits:
+-- no row its own parent, no pattern row and no launch plan row as a
+-- parent, no launch plan row with a parent, two levels only, and no child
+-- whose sizelimit is above its parent's.  A parent that does not exist, or
+-- is deleted while it has children, fails the foreign key at commit
+-- (23503).  Declarations only: what the engine does with a parent is
+-- tested with the engine.
+--
+CREATE EXTENSION IF NOT EXISTS syncwf;
+-- Helpers regress_util.expect_error (reports a statement's error as a
+-- NOTICE with SQLSTATE, DETAIL and HINT) and regress_util.error_of
+-- (returns "SQLSTATE: message"), created by 00_setup.
+
+-- Errors raised by the trigger function would show its line numbers as
+-- CONTEXT: left out.  The SQLSTATE is echoed after each error.
+\set SHOW_CONTEXT never
+CREATE VIEW pg_temp.tree AS
+    SELECT name, sizelimit, parent FROM sync_limit
+     WHERE name LIKE 'nest/%' OR name LIKE 'other/%' OR name LIKE 'launchplan/%'
+     ORDER BY name COLLATE "C";
+
+-- the column, its foreign key, its index and the trigger
+SELECT attnum, format_type(atttypid, atttypmod) AS type, attnotnull,
+       col_description(attrelid, attnum) AS comment
+  FROM pg_attribute WHERE attrelid = 'sync_limit'::regclass AND attname = 'parent';
+SELECT conname, contype, condeferrable, condeferred, pg_get_constraintdef(oid) AS definition
+  FROM pg_constraint
+ WHERE conrelid = 'sync_limit'::regclass AND contype IN ('f', 't')
+ ORDER BY conname;
+SELECT pg_get_indexdef('sync_limit_parent_idx'::regclass) AS index;
+SELECT pg_get_triggerdef(oid) AS trigger FROM pg_trigger WHERE tgname = 'sync_limit_tree';
+SELECT p.oid::regprocedure AS function, l.lanname, p.prosecdef, p.proconfig
+  FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang
+ WHERE p.proname = 'sync_limit_check_tree';
+
+--
+-- Declarations that are accepted.
+--
+-- every sem/nest/<key> at most 3 at a time (pattern row), all of them
+-- together at most 10 (row nest/all); two keys with rows of their own under
+-- the same parent, one of them as high as the parent
+INSERT INTO sync_limit (name, sizelimit) VALUES ('nest/all', 10);
+INSERT INTO sync_limit (name, sizelimit, parent) VALUES ('nest/*', 3, 'nest/all');
+INSERT INTO sync_limit (name, sizelimit, parent) VALUES
+    ('nest/big', 10, 'nest/all'),
+    ('nest/small', 1, 'nest/all');
+SELECT * FROM pg_temp.tree;
+-- a child before its parent, in one transaction: both are checked at commit
+BEGIN;
+INSERT INTO sync_limit (name, sizelimit, parent) VALUES ('other/*', 2, 'other/all');
+INSERT INTO sync_limit (name, sizelimit) VALUES ('other/all', 4);
+COMMIT;
+SELECT * FROM pg_temp.tree;
+-- a parent and its child lowered together, the parent first (for a moment
+-- below its child), then raised together, the child first
+BEGIN;
+UPDATE sync_limit SET sizelimit = 1 WHERE name = 'other/all';
+UPDATE sync_limit SET sizelimit = 1 WHERE name = 'other/*';
+COMMIT;
+BEGIN;
+UPDATE sync_limit SET sizelimit = 6 WHERE name = 'other/*';
+UPDATE sync_limit SET sizelimit = 6 WHERE name = 'other/all';
+COMMIT;
+SELECT * FROM pg_temp.tree WHERE name LIKE 'other/%';
+-- what counts is the row at commit: a refused value changed again, or a
+-- row deleted, before the transaction ends is not refused
+BEGIN;
+INSERT INTO sync_limit (name, sizelimit, parent) VALUES ('nest/later', 50, 'nest/all');
+UPDATE sync_limit SET sizelimit = 5 WHERE name = 'nest/later';
+INSERT INTO sync_limit (name, sizelimit, parent) VALUES ('nest/gone', 1, 'nest/gone');
+DELETE FROM sync_limit WHERE name = 'nest/gone';
+COMMIT;
+SELECT * FROM pg_temp.tree WHERE name IN ('nest/later', 'nest/gone');
+DELETE FROM sync_limit WHERE name = 'nest/later';
+-- a child may move to another parent, and leave its parent
+UPDATE sync_limit SET parent = 'other/all' WHERE name = 'nest/small';
+UPDATE sync_limit SET parent = NULL WHERE name = 'nest/small';
+UPDATE sync_limit SET parent = 'nest/all' WHERE name = 'nest/small';
+SELECT * FROM pg_temp.tree WHERE name = 'nest/small';
+
+--
+-- Renaming a parent renames it in its children (ON UPDATE CASCADE); the
+-- children, checked at commit under the new name, are accepted.
+--
+UPDATE sync_limit SET name = 'nest/total' WHERE name = 'nest/all';
+SELECT * FROM pg_temp.tree;
+-- also together with another change of the family in the same transaction
+BEGIN;
+UPDATE sync_limit SET name = 'nest/all', sizelimit = 12 WHERE name = 'nest/total';
+UPDATE sync_limit SET sizelimit = 12 WHERE name = 'nest/big';
+COMMIT;
+SELECT * FROM pg_temp.tree WHERE name LIKE 'nest/%';
+UPDATE sync_limit SET sizelimit = 10 WHERE name = 'nest/big';
+UPDATE sync_limit SET sizelimit = 10 WHERE name = 'nest/all';
+-- renaming a child changes nothing for its parent
+UPDATE sync_limit SET name = 'nest/tiny' WHERE name = 'nest/small';
+UPDATE sync_limit SET name = 'nest/small' WHERE name = 'nest/tiny';
+SELECT * FROM pg_temp.tree WHERE name LIKE 'nest/%';
+
+--
+-- Refusals (check_violation, 23514), each when its transaction commits;
+-- each refused transaction leaves the rows as they were.
+--
+-- 1. a row its own parent
+INSERT INTO sync_limit (name, sizelimit, parent) VALUES ('nest/self', 1, 'nest/self');
+\echo :LAST_ERROR_SQLSTATE
+UPDATE sync_limit SET parent = 'nest/all' WHERE name = 'nest/all';
+\echo :LAST_ERROR_SQLSTATE
+-- 2. a pattern row as the parent
+INSERT INTO sync_limit (name, sizelimit, parent) VALUES ('nest/eu', 1, 'nest/*');
+\echo :LAST_ERROR_SQLSTATE
+-- ... also when the parent is renamed into a pattern (its children follow)
+UPDATE sync_limit SET name = 'other/all/*' WHERE name = 'other/all';
+\echo :LAST_ERROR_SQLSTATE
+-- 3. three levels: a child as the parent of another row ...
+INSERT INTO sync_limit (name, sizelimit, parent) VALUES ('nest/deep', 1, 'nest/small');
+\echo :LAST_ERROR_SQLSTATE
+-- ... or a parent given a parent of its own
+INSERT INTO sync_limit (name, sizelimit) VALUES ('top/all', 100);
+UPDATE sync_limit SET parent = 'top/all' WHERE name = 'nest/all';
+\echo :LAST_ERROR_SQLSTATE
+-- (a row without children may have a parent without a parent)
+UPDATE sync_limit SET parent = 'top/all' WHERE name = 'nest/small';
+SELECT * FROM pg_temp.tree WHERE name = 'nest/small';
+UPDATE sync_limit SET parent = 'nest/all' WHERE name = 'nest/small';
+DELETE FROM sync_limit WHERE name = 'top/all';
+-- 4. a child's sizelimit above its parent's: inserted, raised, or the
+-- parent lowered below it (the highest child is named)
+INSERT INTO sync_limit (name, sizelimit, parent) VALUES ('nest/huge', 11, 'nest/all');
+\echo :LAST_ERROR_SQLSTATE
+UPDATE sync_limit SET sizelimit = 20 WHERE name = 'nest/small';
+\echo :LAST_ERROR_SQLSTATE
+UPDATE sync_limit SET sizelimit = 2 WHERE name = 'nest/all';
+\echo :LAST_ERROR_SQLSTATE
+UPDATE sync_limit SET parent = 'other/all' WHERE name = 'nest/big';
+\echo :LAST_ERROR_SQLSTATE
+-- 5. launch plan rows: none has a parent ...
+INSERT INTO sync_limit (name, sizelimit, parent) VALUES ('launchplan/p/d/n', 1, 'nest/all');
+\echo :LAST_ERROR_SQLSTATE
+INSERT INTO sync_limit (name, sizelimit, parent) VALUES ('launchplan/*', 1, 'nest/all');
+\echo :LAST_ERROR_SQLSTATE
+-- ... or is one
+INSERT INTO sync_limit (name, sizelimit) VALUES ('launchplan/p/d/cap', 5);
+INSERT INTO sync_limit (name, sizelimit, parent) VALUES ('nest/lp', 1, 'launchplan/p/d/cap');
+\echo :LAST_ERROR_SQLSTATE
+UPDATE sync_limit SET name = 'launchplan/p/d/other' WHERE name = 'other/all';
+\echo :LAST_ERROR_SQLSTATE
+DELETE FROM sync_limit WHERE name = 'launchplan/p/d/cap';
+-- a refusal rolls the whole transaction back
+BEGIN;
+INSERT INTO sync_limit (name, sizelimit, parent) VALUES ('nest/fine', 1, 'nest/all');
+UPDATE sync_limit SET sizelimit = 0 WHERE name = 'nest/all';
+COMMIT;
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM pg_temp.tree;
+
+--
+-- The foreign key (23503, at commit): a parent that does not exist, and a
+-- parent deleted while it has children.
+--
+INSERT INTO sync_limit (name, sizelimit, parent) VALUES ('nest/orphan', 1, 'nest/missing');
+\echo :LAST_ERROR_SQLSTATE
+BEGIN;
+INSERT INTO sync_limit (name, sizelimit, parent) VALUES ('nest/orphan', 1, 'nest/missing');
+INSERT INTO sync_limit (name, sizelimit) VALUES ('nest/missing', 1);
+DELETE FROM sync_limit WHERE name = 'nest/missing';
+COMMIT;
+\echo :LAST_ERROR_SQLSTATE
+DELETE FROM sync_limit WHERE name = 'nest/all';
+\echo :LAST_ERROR_SQLSTATE
+SELECT count(*) AS rows FROM pg_temp.tree;
+-- with its children, or after them in one transaction, it may go
+BEGIN;
+DELETE FROM sync_limit WHERE parent = 'other/all';
+DELETE FROM sync_limit WHERE name = 'other/all';
+COMMIT;
+DELETE FROM sync_limit WHERE name LIKE 'nest/%';
+SELECT count(*) AS rows FROM pg_temp.tree;
+
+--
+-- SET CONSTRAINTS ... IMMEDIATE checks at the end of each statement
+-- instead, here with the DETAIL and HINT of each refusal.
+--
+INSERT INTO sync_limit (name, sizelimit) VALUES ('nest/all', 10);
+INSERT INTO sync_limit (name, sizelimit, parent) VALUES ('nest/*', 3, 'nest/all');
+BEGIN;
+SET CONSTRAINTS sync_limit_tree, sync_limit_parent_fkey IMMEDIATE;
+CALL regress_util.expect_error($$INSERT INTO sync_limit (name, sizelimit, parent) VALUES ('nest/a', 4, 'nest/all')$$);
+CALL regress_util.expect_error($$INSERT INTO sync_limit (name, sizelimit, parent) VALUES ('nest/b', 20, 'nest/all')$$);
+CALL regress_util.expect_error($$UPDATE sync_limit SET sizelimit = 3 WHERE name = 'nest/all'$$);
+CALL regress_util.expect_error($$INSERT INTO sync_limit (name, sizelimit, parent) VALUES ('nest/c', 1, 'nest/c')$$);
+CALL regress_util.expect_error($$INSERT INTO sync_limit (name, sizelimit, parent) VALUES ('nest/c', 1, 'nest/*')$$);
+CALL regress_util.expect_error($$INSERT INTO sync_limit (name, sizelimit, parent) VALUES ('nest/c', 1, 'nest/a')$$);
+CALL regress_util.expect_error($$INSERT INTO sync_limit (name, sizelimit, parent) VALUES ('launchplan/p/d/n', 1, 'nest/all')$$);
+CALL regress_util.expect_error($$INSERT INTO sync_limit (name, sizelimit, parent) VALUES ('nest/c', 1, 'nest/none')$$);
+CALL regress_util.expect_error($$DELETE FROM sync_limit WHERE name = 'nest/all'$$);
+COMMIT;
+SELECT * FROM pg_temp.tree;
+
+-- PostgreSQL does not truncate a table with trigger events pending
+-- (55006): a transaction that wrote sync_limit runs the deferred checks
+-- first (here rolled back: the table is the whole database's)
+BEGIN;
+INSERT INTO sync_limit (name, sizelimit, parent) VALUES ('nest/t', 1, 'nest/all');
+TRUNCATE sync_limit;
+\echo :LAST_ERROR_SQLSTATE
+ROLLBACK;
+BEGIN;
+INSERT INTO sync_limit (name, sizelimit, parent) VALUES ('nest/t', 1, 'nest/all');
+SET CONSTRAINTS sync_limit_parent_fkey, sync_limit_tree IMMEDIATE;
+TRUNCATE sync_limit;
+SELECT count(*) AS rows FROM sync_limit;
+ROLLBACK;
+
+-- clean up
+DELETE FROM sync_limit WHERE name LIKE 'nest/%';
+SELECT count(*) AS rows FROM pg_temp.tree;
