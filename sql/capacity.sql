@@ -31,6 +31,15 @@ EXCEPTION WHEN OTHERS THEN
 END
 $$;
 
+-- a parent row's group first: groups have a pool of their own, which,
+-- like every pool, cannot grow once memory is full (later files use them)
+INSERT INTO sync_limit (name, sizelimit) VALUES ('capgrp/all', 1);
+INSERT INTO sync_limit (name, sizelimit, parent) VALUES ('capgrp/one', 1, 'capgrp/all');
+SELECT sync_acquire('sem/capgrp/one') > 0 AS group_made;
+SELECT sync_release('sem/capgrp/one');
+DELETE FROM sync_limit WHERE name LIKE 'capgrp/%' AND parent IS NOT NULL;
+DELETE FROM sync_limit WHERE name LIKE 'capgrp/%';
+
 -- fill the table: 64 locks per call while they fit, then one at a time
 DO $$
 DECLARE

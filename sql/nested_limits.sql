@@ -214,6 +214,41 @@ TRUNCATE sync_limit;
 SELECT count(*) AS rows FROM sync_limit;
 ROLLBACK;
 
+--
+-- Counting at both levels (nest/* at 3 under nest/all at 10)
+--
+SELECT sync_acquire('sem/nest/x', slots => 2) > 0 AS x2,
+       sync_acquire('sem/nest/y', slots => 3) > 0 AS y3;
+SELECT lock_name, limit_row, sizelimit, slots_held, parent_row, parent_sizelimit,
+       parent_slots_held
+  FROM sync_locks WHERE lock_name LIKE 'sem/nest/%' ORDER BY lock_name;
+-- a child with room, but not the parent: 5 of 10 held, 6 asked of z
+SELECT sync_try_acquire('sem/nest/z', slots => 3) > 0 AS z3,
+       sync_try_acquire('sem/nest/w', slots => 3) IS NULL AS w3_refused;
+SELECT sync_release('sem/nest/z');
+SELECT sync_try_acquire('sem/nest/w', slots => 3) > 0 AS w3_after_release;
+SELECT sync_release_all() AS released;
+
+-- the parent row is not a semaphore of its own: 55000, in every form
+CALL regress_util.expect_error($$SELECT sync_acquire('sem/nest/all')$$);
+CALL regress_util.expect_error($$SELECT sync_try_acquire('sem/nest/all')$$);
+CALL regress_util.expect_error($$SELECT * FROM sync_request('sem/nest/all', 'nest-holder')$$);
+
+-- a row that becomes a parent while its semaphore is held: the hold
+-- stays, newcomers are refused
+INSERT INTO sync_limit (name, sizelimit) VALUES ('nest2/top', 4);
+SELECT sync_acquire('sem/nest2/top') > 0 AS held_as_semaphore;
+INSERT INTO sync_limit (name, sizelimit, parent) VALUES ('nest2/kid', 2, 'nest2/top');
+SELECT lock_name, holders FROM sync_locks WHERE lock_name = 'sem/nest2/top';
+CALL regress_util.expect_error($$SELECT * FROM sync_request('sem/nest2/top', 'nest-holder')$$);
+SELECT sync_release('sem/nest2/top');
+CALL regress_util.expect_error($$SELECT sync_try_acquire('sem/nest2/top')$$);
+-- and back: no longer a parent, a semaphore again
+DELETE FROM sync_limit WHERE name = 'nest2/kid';
+SELECT sync_try_acquire('sem/nest2/top') > 0 AS semaphore_again;
+SELECT sync_release_all() AS released;
+DELETE FROM sync_limit WHERE name LIKE 'nest2/%';
+
 -- clean up
 DELETE FROM sync_limit WHERE name LIKE 'nest/%';
 SELECT count(*) AS rows FROM pg_temp.tree;

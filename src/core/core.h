@@ -266,6 +266,7 @@ typedef enum SyncPoolId
 	SYNC_POOL_ENTRIES = 0,		/* holds and queue entries (engine) */
 	SYNC_POOL_LOCKS,			/* locks (engine) */
 	SYNC_POOL_HOLDERS,			/* holder keys (keyed) */
+	SYNC_POOL_GROUPS,			/* parent rows' groups (engine) */
 	SYNC_NUM_POOLS
 } SyncPoolId;
 

@@ -526,6 +526,7 @@ sync_queue_request(AcquireRequest *req, SyncEntry *first)
 	SyncEntry  *e = first;
 	SyncQueueFull full;
 	bool		granted;
+	uint32		stripes = sync_groups_enter_request(first);
 
 	/*
 	 * Every queue empty: were it queued, the request would be alone at the
@@ -543,6 +544,7 @@ sync_queue_request(AcquireRequest *req, SyncEntry *first)
 	if (e == first && sync_request_grantable(first, true))
 	{
 		sync_request_grant(first, SYNC_GRANT_AT_ONCE);
+		sync_groups_leave(stripes);
 		return true;
 	}
 
@@ -558,12 +560,14 @@ sync_queue_request(AcquireRequest *req, SyncEntry *first)
 	else if (sync_refuse_over_cap(req, first, &full))
 	{
 		/* it would have made a capped queue longer */
+		sync_groups_leave(stripes);
 		sync_unlock_partitions(req->partmask);
 		sync_drop_request(req);
 		sync_report_queue_full(&full);
 	}
 	else
 		sync_queue_waiting(first);	/* tokens, best-effort passing */
+	sync_groups_leave(stripes);
 	return granted;
 }
 
@@ -631,15 +635,18 @@ sync_acquire_locks(char **names, int nnames, const SyncAcquireOptions *opts,
 	else
 	{
 		/* a try never queues and never jumps a queue */
+		uint32		stripes = sync_groups_enter_request(first);
+
 		granted = sync_request_grantable(first, true);
 		if (granted)
 			sync_request_grant(first, SYNC_GRANT_AT_ONCE);
-		else
+		sync_groups_leave(stripes);
+		if (!granted)
 			sync_unbind_request(&req);
 	}
 	sync_unlock_partitions(req.partmask);
-	if (!granted)
-		sync_grant_deferred();	/* it may pass a request of several locks */
+	/* it may pass a request of several locks; a parent may owe a slot */
+	sync_grant_deferred();
 
 	if (!opts->wait && !granted)
 	{

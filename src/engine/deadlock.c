@@ -10,9 +10,11 @@
  * of the request it cannot be granted yet, to the backend of every holder
  * of that lock its request conflicts with (a semaphore: every holder, when
  * the request does not fit; an exclusive mutex request: every holder; a
- * shared one: the exclusive holders), and, under strict queueing (a
- * semaphore with queueing 'best_effort' has none), to the backend of the
- * nearest entry queued ahead of it, which has the same edges in turn.  A
+ * shared one: the exclusive holders; a semaphore whose parent row has no
+ * room for it: the holders of every semaphore under that parent too),
+ * and, under strict queueing (a semaphore with queueing 'best_effort' has
+ * none), to the backend of the nearest entry queued ahead of it, which has
+ * the same edges in turn.  A
  * keyed entry queued ahead stands for the holders it waits for.  Keyed
  * holds belong to no backend: they are never a node, and a cycle never
  * passes through them.  A backend waiting for a heavyweight lock has an
@@ -89,7 +91,17 @@ typedef struct DlGraph
 								 * waiter */
 	int			maxedges;
 	HTAB	   *nodes;
+	HTAB	   *groups;			/* DlGroup by group number, or NULL */
 } DlGraph;
+
+/* The backends holding slots under one parent row (limit_groups.c). */
+typedef struct DlGroup
+{
+	int32		groupno;		/* hash key */
+	int			n;
+	int			max;
+	int32	   *pids;
+} DlGroup;
 
 /* A cycle through the caller, in order, from the caller round to it. */
 struct SyncDeadlock
@@ -208,6 +220,83 @@ dl_holder_edges(DlGraph *g, SyncLock *lock, SyncEntry *w, SyncEntry *judged,
 }
 
 /*
+ * Nested limits: when the parent of 'lock' has no room for w, w waits for
+ * the backends holding slots of any of its children too.  Adds those
+ * edges to 'g'; or, when 'g' is NULL (the cheap look, which sees one
+ * partition only), says yes: the full check will see.  Caller holds the
+ * lock's partition (every partition, with 'g').
+ */
+static bool
+dl_parent_edges(DlGraph *g, SyncLock *lock, SyncEntry *w, char **what)
+{
+	DlGroup    *grp;
+
+	if (lock->groupno == SYNC_ENTRY_NONE || !sync_group_full_for(w))
+		return false;
+	if (g == NULL)
+		return true;
+	grp = g->groups ? hash_search(g->groups, &lock->groupno, HASH_FIND, NULL) : NULL;
+	for (int i = 0; grp != NULL && i < grp->n; i++)
+	{
+		if (grp->pids[i] == w->pid)
+			continue;
+		if (*what == NULL)
+			*what = dl_describe(lock, w);
+		dl_add_edge(g, w->pid, grp->pids[i], false, *what);
+	}
+	return false;
+}
+
+/*
+ * The backends holding each group's slots, for dl_parent_edges().
+ * Caller holds every partition.
+ */
+static void
+dl_group_holders(DlGraph *g)
+{
+	SyncLiveIter it;
+
+	sync_foreach_live_lock(it)
+	{
+		SyncLock   *lock = sync_live_lock(it);
+		DlGroup    *grp;
+		bool		found;
+
+		if (lock->groupno == SYNC_ENTRY_NONE || lock->nheld == 0)
+			continue;
+		if (g->groups == NULL)
+		{
+			HASHCTL		ctl;
+
+			memset(&ctl, 0, sizeof(ctl));
+			ctl.keysize = sizeof(int32);
+			ctl.entrysize = sizeof(DlGroup);
+			ctl.hcxt = CurrentMemoryContext;
+			g->groups = hash_create("syncwf deadlock groups", 16, &ctl,
+									HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+		}
+		grp = hash_search(g->groups, &lock->groupno, HASH_ENTER, &found);
+		if (!found)
+		{
+			grp->n = 0;
+			grp->max = 8;
+			grp->pids = palloc(sizeof(int32) * grp->max);
+		}
+		sync_elist_foreach(h, &lock->holders, lock_link)
+		{
+			if (h->pid == 0)
+				continue;		/* a keyed hold: no backend */
+			if (grp->n >= grp->max)
+			{
+				grp->max *= 2;
+				grp->pids = repalloc(grp->pids, sizeof(int32) * grp->max);
+			}
+			grp->pids[grp->n++] = h->pid;
+		}
+	}
+}
+
+/*
  * The edges of queue entry 'w' of 'lock' (see the opening comment), added
  * to 'g'; or, when 'g' is NULL, whether one of them goes to a holder whose
  * backend waits itself (the cheap look of sync_deadlock_suspect(), which
@@ -221,6 +310,8 @@ dl_entry_edges(DlGraph *g, SyncLock *lock, SyncEntry *w)
 	bool		all = false;
 
 	if (dl_holder_edges(g, lock, w, w, &what, &all))
+		return true;
+	if (dl_parent_edges(g, lock, w, &what))
 		return true;
 	if (lock->best_effort)
 		return false;
@@ -302,6 +393,7 @@ dl_snapshot(void)
 
 	g->maxedges = 64;
 	g->edges = palloc(sizeof(DlEdge) * g->maxedges);
+	dl_group_holders(g);
 	sync_foreach_live_lock(it)
 	{
 		SyncLock   *lock = sync_live_lock(it);

@@ -144,14 +144,10 @@ typedef struct SyncLock
 	int32		max_waiters;	/* semaphore: queue cap, or -1 for none */
 	SyncEntryLink list_link;	/* in its partition's SyncShmem.live_locks
 								 * while not cached; detached when cached */
-	SyncEntryLink idle_link;	/* in its partition's idle_locks from the
-								 * first time it is cached until the
-								 * eviction walk takes it off (it may be
-								 * live again meanwhile) */
+	SyncEntryLink idle_link;	/* in its partition's idle_locks from its
+								 * first caching until the eviction walk */
 	bool		referenced;		/* cached again since the walk last saw it */
-	bool		best_effort;	/* semaphore: queueing = 'best_effort', a
-								 * waiter that fits may pass one that does
-								 * not, a bounded number of times
+	bool		best_effort;	/* semaphore: queueing = 'best_effort'
 								 * (grant_rules.c) */
 	int16		pattern_len;	/* semaphore: its limit comes from a pattern
 								 * row (sem_limits.c: SyncLimitValue), or 0 */
@@ -160,9 +156,8 @@ typedef struct SyncLock
 								 * weights (sync_entry_weight()) */
 	int32		nwaiting;		/* entries in waiters */
 	int32		ndormant;		/* entries in dormant */
-	int32		rate_limit;		/* semaphore: tokens of its rate, 0: none
-								 * (rate_limits.c owns the three rate_
-								 * fields) */
+	int32		rate_limit;		/* tokens of its rate, 0: none (rate_limits.c
+								 * owns the rate_ fields) */
 	int64		rate_period_us; /* ... refilled over this long */
 	double		rate_tat;		/* the bucket is full from this moment */
 	SyncEntryLink rate_link;	/* in its partition's rate_locks while its
@@ -176,6 +171,15 @@ typedef struct SyncLock
 	SyncStats  *stats;			/* its row of sync_lock_stats (stats.c),
 								 * from the first count until it leaves the
 								 * table; NULL before */
+	/* nested limits: limit_groups.c owns these, and says how they are locked */
+	int32		groupno;		/* its parent row's group, or SYNC_ENTRY_NONE */
+	SyncEntryLink group_link;	/* in the group's ready list while ready */
+	bool		is_parent;		/* semaphore: its row is a parent row */
+	uint8		group_ready;	/* SYNC_READY_*: its front waits for it: */
+	int32		ready_priority; /* ... that front's priority, weight, */
+	int32		ready_slots;
+	TimestampTz ready_queued_at;	/* queue time and arrival */
+	uint64		ready_seq;
 } SyncLock;
 
 /*
@@ -229,31 +233,22 @@ typedef struct SyncEntry
 	TransactionId created_xid;	/* creating transaction, until it commits */
 	TransactionId release_xid;	/* transaction deleting its row, until it
 								 * ends */
-	TransactionId reserved_xid; /* pending: the transaction whose release
-								 * hands it a slot at commit (keyed_xact.c),
-								 * between its pre-commit and its end; the
-								 * grant pass passes over it */
+	TransactionId reserved_xid; /* pending: the releasing transaction that
+								 * hands it a slot at commit (keyed_xact.c) */
 	Oid			owner;			/* role that requested it */
 	int32		controller;		/* controller slot, or -1 */
 	int32		admit_limit;	/* granted only while fewer hold the lock;
 								 * -1: the lock's limit alone */
 	bool		persisted;		/* held, and sync_state says so */
 	bool		claim;			/* granted only when its writer claims it
-								 * (UPDATE sync_state SET held = true, as
-								 * Argo's controller does): the grant pass
-								 * stops at it; see sync_claim_grantable() */
+								 * (sync_claim_grantable()) */
 	bool		shared;			/* mutex: a shared hold (any number coexist,
 								 * an exclusive one excludes them all) */
 	int32		slots;			/* semaphore: slots it takes; 1 otherwise */
-	int32		passes;			/* pending: grants to requests behind it
-								 * while it waited (best-effort queueing,
-								 * grant_rules.c) */
+	int32		passes;			/* pending: grants that passed it while it
+								 * waited (best-effort, grant_rules.c) */
 
-	/*
-	 * Fair queueing (queue_order.c, which owns these fields; fair_weights.c
-	 * changes fair_weight and sets fair_retag when sync_fair_weight changes).
-	 * Set before the entry is queued; protected by its partition lock.
-	 */
+	/* fair queueing: queue_order.c owns these (fair_weights.c re-weighs) */
 	double		fair_tag;		/* pending: virtual tag, orders the queue
 								 * within a priority */
 	int32		fair_weight;	/* weight of its fair key on this lock, >= 1 */
@@ -381,9 +376,7 @@ typedef struct SyncShmem
 	pg_atomic_uint64 next_seq;	/* arrival counter */
 	pg_atomic_uint64 next_request_id;
 	pg_atomic_uint64 limit_generation;	/* bumped by every limit change */
-	pg_atomic_uint64 fair_generation;	/* bumped by every committed change
-										 * of sync_fair_weight
-										 * (fair_weights.c) */
+	pg_atomic_uint64 fair_generation;	/* ... of sync_fair_weight */
 } SyncShmem;
 
 extern SyncShmem *sync_shmem;
@@ -650,10 +643,15 @@ typedef struct SyncLimitValue
 	int32		rate_limit;		/* tokens of its rate; 0: no rate */
 	int64		rate_period_us; /* ... refilled over this long */
 	bool		best_effort;	/* queueing = 'best_effort' */
+	bool		is_parent;		/* some row names it as its parent */
+	int32		parent_limit;	/* its parent's sizelimit */
+	char		parent[SYNC_NAME_BUFLEN];	/* its parent row, or "" */
 } SyncLimitValue;
 
 extern char *sync_limit_cap_rate_columns(Oid relid, const char *alias);
 extern char *sync_limit_queueing_column(Oid relid, const char *alias);
+extern char *sync_limit_tree_columns(Oid relid, const char *alias);
+extern void sync_limit_tree_of(HeapTuple tup, TupleDesc desc, int col, SyncLimitValue *value);
 extern HTAB *sync_limit_patterns(Oid relid);
 extern void sync_limit_match(HTAB *rows, const char *key, SyncLimitValue *value);
 extern bool sync_limit_plan_default(const char *lock_name, SyncLimitValue *value);
@@ -736,6 +734,7 @@ typedef enum SyncBindResult
 	SYNC_BIND_TABLE_FULL,		/* no lock slot, none evictable now */
 	SYNC_BIND_NO_LIMIT,			/* a semaphore lost its sync_limit row */
 	SYNC_BIND_TOO_MANY_SLOTS,	/* more slots than a semaphore's limit */
+	SYNC_BIND_IS_PARENT,		/* a semaphore's row is a parent row */
 	SYNC_BIND_HOLDERS_FULL		/* keyed: no holder slot */
 } SyncBindResult;
 
@@ -756,16 +755,11 @@ extern bool sync_refuse_over_cap(AcquireRequest *req, SyncEntry *first,
 								 SyncQueueFull *full);
 extern void sync_report_queue_full(const SyncQueueFull *full);
 
-/*
- * stats_persist.c: Per-lock statistics across a clean restart.
- */
+/* stats_persist.c: Per-lock statistics across a clean restart. */
 
 extern void sync_stats_persist_init(void);
 
-/*
- * wait_queue.c: The grant pass: the one place a grant of a syncwf lock
- * happens.  Who may be granted is grant_rules.h's.
- */
+/* wait_queue.c: The grant pass: the one place a grant happens. */
 
 extern void sync_queue_waiting(SyncEntry *first);
 extern TimestampTz sync_rate_pass(TimestampTz now);
@@ -788,10 +782,17 @@ extern void sync_handoff_grant(SyncEntry *releasing, SyncEntry *next,
 extern void sync_grant_waiters_of(const char *name);
 extern void sync_grant_deferred(void);
 
+/* limit_groups.c: Nested limits (the rest is in engine_internal.h). */
+extern void sync_group_ensure(const char *name, int32 limit, uint64 gen);
+extern uint32 sync_groups_enter_lock(const SyncLock *lock);
+extern uint32 sync_groups_enter_request(const SyncEntry *first);
+extern void sync_groups_leave(uint32 taken);
+extern bool sync_lock_group_info(const SyncLock *lock, char *name, int32 *limit,
+								 int32 *slots_held);
+
 /*
- * Called by sync_request_grant() and sync_handoff_grant() for every keyed
- * entry they grant, under the entry's partition lock; set by the module that owns keyed entries
- * (holder_table.c), at load.
+ * Called by sync_request_grant() and sync_handoff_grant() for every keyed entry they
+ * grant, under its partition lock; set at load by holder_table.c.
  */
 typedef void (*SyncGrantHook) (SyncEntry *entry);
 extern void sync_queue_set_grant_hook(SyncGrantHook hook);

@@ -119,7 +119,8 @@ typedef enum SyncPassStep
 	SYNC_PASS_GRANT,			/* grant it (a multi-lock one: defer it) */
 	SYNC_PASS_NEXT,				/* pass over it, look at the next */
 	SYNC_PASS_STOP,				/* the pass ends here */
-	SYNC_PASS_TOKENS			/* ... because it waits for tokens */
+	SYNC_PASS_TOKENS,			/* ... because it waits for tokens */
+	SYNC_PASS_PARENT			/* ... because its parent does not admit it */
 } SyncPassStep;
 
 /*
@@ -194,6 +195,62 @@ extern void sync_entry_pool_init(void);
 typedef void (*SyncLockVisitor) (SyncLock *lock, void *arg);
 extern void sync_lock_foreach(SyncLockVisitor visit, void *arg);
 
+
+/*
+ * limit_groups.c: Nested limits: the group of a parent row, counting its
+ * children's holds, and the order among its children's waiters.
+ */
+
+/*
+ * SyncLock.group_ready: not ready; ready, its front a request of one lock,
+ * which the parent's order waits for; ready, its front a request of
+ * several locks, which the parent's order never waits for (only the group
+ * pass looks at it, to try it when the parent has room).
+ */
+#define SYNC_READY_NOT		0
+#define SYNC_READY_ONE		1
+#define SYNC_READY_MULTI	2
+
+/* Stripes of the group hash, each with its LWLock.  A power of 2. */
+#define SYNC_GROUP_STRIPES	16
+
+/* One parent row of one database.  Protected by its stripe. */
+typedef struct SyncGroup
+{
+	SyncPooled	pooled;			/* its number; next in its stripe's chain */
+	SyncLockTag tag;			/* the parent row's name, in its database */
+	uint32		hashcode;		/* hash of tag; picks the stripe */
+	int32		limit;			/* the parent row's sizelimit */
+	uint64		limit_gen;		/* the limit generation it was read at */
+	int32		slots_held;		/* slots its children's holders take */
+	int32		nheld;			/* holders of its children */
+	int32		nmembers;		/* locks linked to it, cached ones too */
+	int32		nready;			/* locks in ready */
+	SyncEntryList ready;		/* children whose front waits only for it
+								 * (lock numbers, SyncLock.group_link) */
+} SyncGroup;
+
+static inline SyncGroup *
+sync_group_at(int32 n)
+{
+	return (SyncGroup *) sync_pool_object(SYNC_POOL_GROUPS, sizeof(SyncGroup), n);
+}
+
+extern void sync_groups_init(void);
+extern Size sync_groups_shmem_size(void);
+extern void sync_groups_shmem_request(void);
+extern void sync_groups_shmem_init(void);
+extern bool sync_group_held(const SyncGroup *g, bool exclusive);
+extern void sync_group_committed(const char *name, int32 limit, uint64 gen);
+extern bool sync_group_join(SyncLock *lock, const SyncLimitValue *value);
+extern void sync_group_leave(SyncLock *lock);
+extern void sync_group_count(SyncLock *lock, int32 dslots, int32 dheld);
+extern bool sync_group_admits(const SyncEntry *e, int32 released);
+extern bool sync_group_has_room(const SyncEntry *e);
+extern bool sync_group_full_for(const SyncEntry *w);
+extern void sync_group_set_ready(SyncLock *lock, const SyncEntry *front);
+extern int32 sync_group_first_ready(int32 groupno, uint32 *hashcode, uint64 *seq);
+extern void sync_defer_group(int32 groupno);	/* wait_queue.c */
 
 /*
  * backend_wait.c: A session's wait for the grant of its request.

@@ -44,6 +44,10 @@
  *	  its partition's rate list (sync_rate_check()), and the rate worker
  *	  (worker.c) wakes at the moment the tokens come to run the grant pass
  *	  again, in sync_rate_pass() -- no one polls;
+ *	- nested limits: a semaphore whose row names a parent row is granted
+ *	  only when the parent admits it too (limit_groups.c): the parent has
+ *	  room, and no sibling's waiter goes before it; otherwise the pass
+ *	  stops at it (SYNC_PASS_PARENT);
  *	- whoever frees a slot (release, session or transaction end, a raised
  *	  limit, a cancelled waiter) runs the grant pass for that lock, grants
  *	  the front request(s) and sets their owners' latches.  Waiters sleep on
@@ -359,6 +363,9 @@ sync_request_grantable(SyncEntry *entry, bool respect_queue)
 		/* a reserved entry is granted by its hand-off only */
 		if (TransactionIdIsValid(e->reserved_xid))
 			return false;
+		/* its parent's room and order (limit_groups.c) */
+		if (lock->groupno != SYNC_ENTRY_NONE && !sync_group_admits(e, 0))
+			return false;
 		if (respect_queue)
 		{
 			SyncEntry  *front = sync_queue_front(lock);
@@ -405,6 +412,8 @@ sync_entry_grantable_check(SyncEntry *e)
 		: (e->shared || lock->slots_held + e->slots > lock->limit))
 		return false;
 	if (e->admit_limit >= 0 && lock->nheld >= e->admit_limit)
+		return false;
+	if (lock->groupno != SYNC_ENTRY_NONE && !sync_group_has_room(e))
 		return false;
 	if (lock->rate_limit > 0 &&
 		!sync_rate_allows(lock, e->slots, GetCurrentTimestamp()))
@@ -481,5 +490,9 @@ sync_pass_step(SyncEntry *w, int nheld, int slots_held, bool *passing,
 	if (sync_entry_lock(w)->rate_limit > 0 &&
 		!sync_rate_allows(sync_entry_lock(w), w->slots, sync_lazy_now(now)))
 		return SYNC_PASS_TOKENS;
+	/* the parent is full, or owes its free slots to a sibling's waiter */
+	if (sync_entry_lock(w)->groupno != SYNC_ENTRY_NONE &&
+		!sync_group_admits(w, 0))
+		return SYNC_PASS_PARENT;
 	return SYNC_PASS_GRANT;
 }

@@ -79,7 +79,7 @@ static SyncBucketsCache lock_buckets[SYNC_NUM_PARTITIONS];
 Size
 sync_lock_table_shmem_size(void)
 {
-	return MAXALIGN(sizeof(SyncShmem));
+	return add_size(MAXALIGN(sizeof(SyncShmem)), sync_groups_shmem_size());
 }
 
 /* A new slab's locks: on no list. */
@@ -89,7 +89,9 @@ sync_lock_init(SyncPooled *obj)
 	SyncLock   *lock = (SyncLock *) obj;
 
 	lock->list_link.prev = lock->list_link.next = SYNC_ENTRY_DETACHED;
-	lock->idle_link = lock->rate_link = lock->list_link;
+	lock->idle_link = lock->rate_link = lock->group_link = lock->list_link;
+	lock->groupno = SYNC_ENTRY_NONE;
+	lock->group_ready = SYNC_READY_NOT;
 }
 
 /* Module load, in every process: the pools of locks and entries. */
@@ -99,6 +101,7 @@ sync_lock_table_init(void)
 	sync_pool_define(SYNC_POOL_LOCKS, "locks", sizeof(SyncLock),
 					 sync_lock_init);
 	sync_entry_pool_init();
+	sync_groups_init();
 }
 
 /* shmem_request_hook: one LWLock per partition. */
@@ -106,6 +109,7 @@ void
 sync_lock_table_shmem_request(void)
 {
 	RequestNamedLWLockTranche(SYNC_PARTITIONS_TRANCHE, SYNC_NUM_PARTITIONS);
+	sync_groups_shmem_request();
 }
 
 /*
@@ -117,6 +121,7 @@ sync_lock_table_shmem_init(void)
 {
 	bool		found;
 
+	sync_groups_shmem_init();
 	sync_shmem = ShmemInitStruct("syncwf lock table", sizeof(SyncShmem), &found);
 	if (found)
 		return;
@@ -345,6 +350,7 @@ sync_lock_remove(SyncLock *lock)
 		sync_shmem->ncached[p]--;
 	sync_stats_detach(lock->stats);
 	lock->stats = NULL;
+	sync_group_leave(lock);
 
 	sync_buckets_unlink(&sync_shmem->lock_hash[p], &lock_buckets[p], lock->hashcode,
 						SYNC_POOL_LOCKS, sizeof(SyncLock), &lock->pooled);
@@ -493,19 +499,24 @@ sync_lock_drop_cached(Oid dbid, const char *name)
  * lock and evicted every cached lock it could without waiting, and never
  * grows memory itself (growing may raise an error, which must not come
  * while shared state is half-changed); so grow the pool of locks until it
- * has a free lock for each, or, where syncwf.max_memory refuses, wait for
- * each partition in turn, starting with the lock's own, and evict a cached
- * lock of the first one that has any (others held the partitions for a
- * moment, as a reader of every partition does).  The request is then made
+ * has a free lock for each, or, where syncwf.max_memory refuses, evict a
+ * cached lock for each: wait for each partition in turn, starting with the
+ * lock's own, and evict from the first one that has any (others held the
+ * partitions for a moment, as a reader of every partition does).  The request is then made
  * again.  False if the table is full of live locks and the caps refuse
  * more; an error if the operating system refuses memory.
  */
 bool
 sync_make_room(uint32 hashcode, int nlocks)
 {
+	bool		evicted = false;
+
 	if (!refused_by_count && sync_pool_reserve(SYNC_POOL_LOCKS, nlocks))
 		return true;
-	return sync_evict_cached(hashcode, true);
+	/* one cached lock for each the request may need */
+	for (int i = 0; i < nlocks && sync_evict_cached(hashcode, true); i++)
+		evicted = true;
+	return evicted;
 }
 
 /*
@@ -603,6 +614,8 @@ sync_lock_create(const SyncLockTag *tag, uint32 hashcode, bool *found)
 	lock->pattern_len = 0;
 	lock->max_waiters = -1;
 	lock->best_effort = false;
+	lock->is_parent = false;
+	Assert(lock->groupno == SYNC_ENTRY_NONE && !lock->group_ready);
 	Assert(lock_detached(lock, SYNC_IDLE_LINK) && lock_detached(lock, SYNC_RATE_LINK));
 	lock_list_push_tail(&sync_shmem->live_locks[p], lock, SYNC_LIVE_LINK);
 	lock->nheld = 0;

@@ -40,8 +40,8 @@
 
 /*
  * Link a granted entry into its lock's holders, or take one out, keeping
- * the counts (taking one out ends a hold, for the statistics).  Caller
- * holds the partition exclusively.
+ * the counts, its parent's too (limit_groups.c; taking one out ends a
+ * hold, for the statistics).  Caller holds the partition exclusively.
  */
 void
 sync_holder_link(SyncLock *lock, SyncEntry *e)
@@ -51,6 +51,8 @@ sync_holder_link(SyncLock *lock, SyncEntry *e)
 	sync_elist_push_tail(&lock->holders, e, SYNC_LOCK_LINK);
 	lock->nheld++;
 	lock->slots_held += sync_entry_weight(e);
+	if (lock->groupno != SYNC_ENTRY_NONE)
+		sync_group_count(lock, sync_entry_weight(e), 1);
 }
 
 void
@@ -63,6 +65,8 @@ sync_holder_unlink(SyncEntry *e)
 	sync_elist_delete(&lock->holders, e, SYNC_LOCK_LINK);
 	lock->nheld--;
 	lock->slots_held -= sync_entry_weight(e);
+	if (lock->groupno != SYNC_ENTRY_NONE)
+		sync_group_count(lock, -sync_entry_weight(e), -1);
 	sync_stats_hold_ended(sync_lock_stats(lock), e->since);
 }
 

@@ -151,6 +151,10 @@ sync_read_limits(AcquireRequest *req)
 										   &req->limits[i]);
 				(void) sync_limit_plan_default(req->names[i], &req->limits[i]);
 			}
+			/* its parent's group, with the parent's limit as read */
+			if (req->limits[i].parent[0] != '\0')
+				sync_group_ensure(req->limits[i].parent,
+								  req->limits[i].parent_limit, req->generation);
 		}
 	req->have_limits = true;
 }
@@ -291,6 +295,13 @@ sync_bind_request(AcquireRequest *req, int32 priority, SyncScope scope,
 				return SYNC_BIND_NO_LIMIT;
 			}
 			sync_bind_entry(req, i, lock, request_id, seq, priority, scope, now);
+			if (lock->is_parent)
+			{
+				/* a parent row caps its children; it is not a semaphore */
+				sync_unbind_request(req);
+				*failed = i;
+				return SYNC_BIND_IS_PARENT;
+			}
 			if (sync_entry_unfit(req->entries[i]))
 			{
 				/* more slots than the limit: it could never be granted */
@@ -336,6 +347,14 @@ sync_report_bind_error(AcquireRequest *req, int error, int failed)
 						   req->failed_limit),
 				 errhint("Ask for at most %d slots, or raise the rate_limit of the semaphore's sync_limit row.",
 						 req->failed_limit)));
+	if (error == SYNC_BIND_IS_PARENT)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("semaphore \"%s\" is a parent limit", req->names[failed]),
+				 errdetail("Its sync_limit row \"%s\" is the parent of other rows: it caps the slots their semaphores hold together, and is not a semaphore of its own.",
+						   req->names[failed] + 4),
+				 errhint("Acquire one of its children, a semaphore whose sync_limit row names \"%s\" as its parent.",
+						 req->names[failed] + 4)));
 	if (error == SYNC_BIND_TOO_MANY_SLOTS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

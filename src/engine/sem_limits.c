@@ -83,6 +83,7 @@ static List *pending_names = NIL;	/* char *, in TopTransactionContext */
 static bool pending_all = false;	/* TRUNCATE: every row may have changed */
 static Oid	pending_relid = InvalidOid;
 static HTAB *pending_values = NULL; /* LimitEntry, read at pre-commit */
+static uint64 pending_gen = 0;	/* limit generation before that read */
 
 static HTAB *
 sync_limit_hash_create(const char *name, MemoryContext cxt, long size)
@@ -132,18 +133,55 @@ sync_limit_queueing_column(Oid relid, const char *alias)
 }
 
 /*
+ * ... and parent (1.8), with the parent's sizelimit and whether some row
+ * names this one as its parent, for table relid read as 'alias'.
+ */
+char *
+sync_limit_tree_columns(Oid relid, const char *alias)
+{
+	char	   *table = sync_qualified(relid);
+
+	if (get_attnum(relid, "parent") == InvalidAttrNumber)
+		return "NULL::pg_catalog.text, NULL::pg_catalog.int4, false";
+	return psprintf("%s.parent, (SELECT p.sizelimit FROM %s p WHERE p.name OPERATOR(pg_catalog.=) %s.parent), "
+					"EXISTS (SELECT FROM %s c WHERE c.parent OPERATOR(pg_catalog.=) %s.name)",
+					alias, table, alias, table, alias);
+}
+
+/*
+ * The parent columns at 'col' .. col + 2 of 'tup' (sync_limit_tree_columns()).
+ */
+void
+sync_limit_tree_of(HeapTuple tup, TupleDesc desc, int col, SyncLimitValue *value)
+{
+	bool		isnull;
+	Datum		d;
+
+	value->parent[0] = '\0';
+	value->parent_limit = 0;
+	d = SPI_getbinval(tup, desc, col, &isnull);
+	if (!isnull)
+		text_to_cstring_buffer(DatumGetTextPP(d), value->parent, SYNC_NAME_BUFLEN);
+	d = SPI_getbinval(tup, desc, col + 1, &isnull);
+	if (!isnull)
+		value->parent_limit = DatumGetInt32(d);
+	d = SPI_getbinval(tup, desc, col + 2, &isnull);
+	value->is_parent = !isnull && DatumGetBool(d);
+}
+
+/*
  * The columns every query here reads: name, sizelimit, max_waiters,
- * rate_limit, rate_period, whether queueing is best-effort, from table
- * relid.
+ * rate_limit, rate_period, whether queueing is best-effort, parent, its
+ * sizelimit and whether the row is a parent, from table relid.
  */
 static char *
 sync_limit_select(Oid relid)
 {
-	return psprintf("SELECT name, sizelimit, %s, %s FROM %s",
-					sync_limit_cap_rate_columns(relid, NULL),
-					sync_limit_queueing_column(relid, NULL),
-					quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
-											   get_rel_name(relid)));
+	return psprintf("SELECT l.name, l.sizelimit, %s, %s, %s FROM %s l",
+					sync_limit_cap_rate_columns(relid, "l"),
+					sync_limit_queueing_column(relid, "l"),
+					sync_limit_tree_columns(relid, "l"),
+					sync_qualified(relid));
 }
 
 /*
@@ -186,6 +224,7 @@ sync_limit_row(uint64 i, SyncLimitValue *value)
 	sync_limit_rate_of(tup, desc, 4, value);
 	d = SPI_getbinval(tup, desc, 6, &isnull);
 	value->best_effort = !isnull && DatumGetBool(d);
+	sync_limit_tree_of(tup, desc, 7, value);
 	return SPI_getvalue(tup, desc, 1);
 }
 
@@ -215,6 +254,9 @@ sync_limit_resolve(const char *key, LimitFind find, void *rows, SyncLimitValue *
 	value->rate_limit = 0;
 	value->rate_period_us = 0;
 	value->best_effort = false;
+	value->is_parent = false;
+	value->parent_limit = 0;
+	value->parent[0] = '\0';
 }
 
 /* LimitFind over the last SPI result of sync_limit_select() (a few rows). */
@@ -397,13 +439,17 @@ sync_limit_plan_default(const char *lock_name, SyncLimitValue *value)
 	value->rate_limit = 0;
 	value->rate_period_us = 0;
 	value->best_effort = false;
+	value->is_parent = false;
+	value->parent_limit = 0;
+	value->parent[0] = '\0';
 	return true;
 }
 
 /*
  * Give 'lock' (a semaphore) what sync_limit says of it: its limit, queue
  * cap and rate (a new rate starts with a full bucket, a changed one keeps
- * the tokens it has: rate_limits.c).
+ * the tokens it has: rate_limits.c), its parent's group (limit_groups.c:
+ * the caller made sure it exists) and whether it is a parent itself.
  * Caller holds its partition exclusively.
  */
 void
@@ -416,6 +462,9 @@ sync_limit_set(SyncLock *lock, const SyncLimitValue *value)
 	lock->best_effort = value->best_effort;
 	sync_rate_configure(lock, value->rate_limit, value->rate_period_us,
 						value->rate_limit > 0 ? GetCurrentTimestamp() : 0);
+	if (!sync_group_join(lock, value))
+		elog(WARNING, "syncwf: semaphore \"%s\" counts without its parent \"%s\"",
+			 lock->tag.name, value->parent);
 }
 
 /*
@@ -473,6 +522,48 @@ sync_limits_pending(void)
 }
 
 /*
+ * Pre-commit, after reading the changed rows: make the group of every
+ * parent they name (limit_groups.c), so that the commit, which must not
+ * fail, only links locks to groups that exist.  The groups get their
+ * limits at commit.
+ */
+static void
+sync_limits_precommit_groups(void)
+{
+	HASH_SEQ_STATUS status;
+	LimitEntry *value;
+
+	hash_seq_init(&status, pending_values);
+	while ((value = hash_seq_search(&status)) != NULL)
+		if (value->value.parent[0] != '\0')
+			sync_group_ensure(value->value.parent, 0, 0);
+}
+
+/*
+ * Commit: give the groups of changed parent rows their new limits
+ * (generation 'gen'), and those that changed rows name as parent the
+ * limit that was read with them, unless the parent changed since.
+ */
+static void
+sync_limits_commit_groups(uint64 gen)
+{
+	HASH_SEQ_STATUS status;
+	LimitEntry *value;
+
+	hash_seq_init(&status, pending_values);
+	while ((value = hash_seq_search(&status)) != NULL)
+	{
+		const SyncLimitValue *v = &value->value;
+
+		/* a parent row's own value (not a pattern's, after its delete) */
+		sync_group_committed(value->name, v->pattern_len == 0 ? v->limit : 0, gen);
+		if (v->parent[0] != '\0' &&
+			hash_search(pending_values, v->parent, HASH_FIND, NULL) == NULL)
+			sync_group_committed(v->parent, v->parent_limit, pending_gen);
+	}
+}
+
+/*
  * Pre-commit: read the final value of every changed row (or of the whole
  * table after a TRUNCATE) while we can still run queries.
  */
@@ -487,6 +578,7 @@ sync_limits_precommit(void)
 	CommandCounterIncrement();
 	pending_values = sync_limit_hash_create("syncwf pending limits",
 											TopTransactionContext, 64);
+	pending_gen = pg_atomic_read_u64(&sync_shmem->limit_generation);
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
@@ -525,6 +617,7 @@ sync_limits_precommit(void)
 		}
 	}
 	SPI_finish();
+	sync_limits_precommit_groups();
 }
 
 /*
@@ -591,6 +684,7 @@ void
 sync_limits_at_commit(void)
 {
 	HASH_SEQ_STATUS status;
+	uint64		gen;
 
 	if (pending_values == NULL)
 	{
@@ -599,7 +693,8 @@ sync_limits_at_commit(void)
 	}
 
 	/* first invalidate every lock creation in flight (see backend_holds.c) */
-	pg_atomic_fetch_add_u64(&sync_shmem->limit_generation, 1);
+	gen = pg_atomic_add_fetch_u64(&sync_shmem->limit_generation, 1);
+	sync_limits_commit_groups(gen);
 
 	if (pending_all)
 	{

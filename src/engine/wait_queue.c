@@ -35,12 +35,17 @@
 
 #include "engine/engine_internal.h"
 
-/* Multi-lock requests found at the front of a queue, to be tried later. */
+/*
+ * Multi-lock requests found at the front of a queue, to be tried later;
+ * or (entry NULL) a group whose free slots a child in another partition
+ * is owed (limit_groups.c).
+ */
 typedef struct DeferredRequest
 {
 	SyncEntry  *entry;
 	uint64		request_id;
 	uint32		partmask;
+	int32		groupno;
 } DeferredRequest;
 
 static SyncGrantHook keyed_grant_hook = NULL;
@@ -53,6 +58,11 @@ static int	maxdeferred = 0;
 static bool in_rate_pass = false;
 
 static TimestampTz sync_grant_pass(SyncLock *lock);
+static void sync_group_pass(int32 groupno);
+
+/* The group whose pass runs now: it records no pass of itself. */
+#define SYNC_GROUP_PASS_ROUNDS	10000
+static int32 in_group_pass = SYNC_ENTRY_NONE;
 static void sync_queue_rate_check(SyncEntry *first);
 
 void
@@ -80,6 +90,9 @@ sync_request_grant(SyncEntry *entry, SyncGrantHow how)
 	do
 	{
 		Assert(sync_partition_held(sync_entry_lock(e)->hashcode, true));
+		/* the parent's room was checked under the stripe we still hold */
+		Assert(sync_entry_lock(e)->groupno == SYNC_ENTRY_NONE ||
+			   sync_group_held(sync_group_at(sync_entry_lock(e)->groupno), true));
 		Assert(e->state == entry->state);
 		Assert(how == SYNC_GRANT_FORCED ? e->state == SYNC_ENTRY_FREE :
 			   sync_entry_grantable_check(e));
@@ -117,7 +130,7 @@ sync_request_grant(SyncEntry *entry, SyncGrantHow how)
 }
 
 static void
-sync_defer_request(SyncEntry *entry)
+sync_defer_item(SyncEntry *entry, int32 groupno)
 {
 	if (ndeferred >= maxdeferred)
 	{
@@ -131,9 +144,32 @@ sync_defer_request(SyncEntry *entry)
 		maxdeferred = newmax;
 	}
 	deferred[ndeferred].entry = entry;
-	deferred[ndeferred].request_id = entry->request_id;
-	deferred[ndeferred].partmask = entry->partmask;
+	deferred[ndeferred].request_id = entry ? entry->request_id : 0;
+	deferred[ndeferred].partmask = entry ? entry->partmask : 0;
+	deferred[ndeferred].groupno = groupno;
 	ndeferred++;
+}
+
+static void
+sync_defer_request(SyncEntry *entry)
+{
+	sync_defer_item(entry, SYNC_ENTRY_NONE);
+}
+
+/*
+ * Record a pass of group 'groupno' (limit_groups.c: a child in another
+ * partition may be owed a slot), once.  Caller holds a partition or the
+ * group's stripe, and calls sync_grant_deferred() once it holds none.
+ */
+void
+sync_defer_group(int32 groupno)
+{
+	if (groupno == in_group_pass)
+		return;
+	for (int i = 0; i < ndeferred; i++)
+		if (deferred[i].entry == NULL && deferred[i].groupno == groupno)
+			return;
+	sync_defer_item(NULL, groupno);
 }
 
 /*
@@ -160,7 +196,8 @@ sync_rate_check(SyncLock *lock)
 
 			if (step == SYNC_PASS_NEXT)
 				continue;
-			if (step == SYNC_PASS_STOP || (step == SYNC_PASS_GRANT && w->nlocks > 1))
+			if (step == SYNC_PASS_STOP || step == SYNC_PASS_PARENT ||
+				(step == SYNC_PASS_GRANT && w->nlocks > 1))
 				break;
 			/*
 			 * Its tokens are there (they came since the last pass): the
@@ -214,6 +251,9 @@ sync_queue_waiting(SyncEntry *first)
 	sync_queue_rate_check(first);
 	do
 	{
+		/* a child whose front now waits for its parent becomes ready */
+		if (sync_entry_lock(e)->groupno != SYNC_ENTRY_NONE)
+			(void) sync_grant_pass(sync_entry_lock(e));
 		sync_stats_queued(sync_lock_stats(sync_entry_lock(e)), sync_entry_lock(e)->nwaiting);
 		if (sync_entry_lock(e)->best_effort)
 		{
@@ -274,9 +314,11 @@ sync_rate_pass(TimestampTz now)
  * The grant pass for one lock: grant front requests while slots are free.
  * Caller holds the lock's partition exclusively.  A multi-lock request at
  * the front stops the pass and is deferred; the caller must call
- * sync_grant_deferred() once it holds no partition lock.  Returns what
- * sync_rate_check() says of the lock afterwards: the moment its front
- * waiter's tokens come, or 0.
+ * sync_grant_deferred() once it holds no partition lock.  So must it for
+ * a lock with a parent (limit_groups.c), whose pass takes the group's
+ * stripe, and may record a group pass.  Returns what sync_rate_check()
+ * says of the lock afterwards: the moment its front waiter's tokens come,
+ * or 0.
  */
 static TimestampTz
 sync_grant_pass(SyncLock *lock)
@@ -284,6 +326,9 @@ sync_grant_pass(SyncLock *lock)
 	bool		passing = false;
 	SyncBestEffort be = SYNC_BEST_EFFORT_INIT;
 	TimestampTz now = 0;
+	TimestampTz due = 0;
+	uint32		stripes = sync_groups_enter_lock(lock);
+	SyncEntry  *ready = NULL;
 
 	Assert(sync_partition_held(lock->hashcode, true));
 	sync_elist_foreach_modify(front, &lock->waiters, lock_link)
@@ -293,6 +338,12 @@ sync_grant_pass(SyncLock *lock)
 
 		if (step == SYNC_PASS_NEXT)
 			continue;
+		if (step == SYNC_PASS_PARENT)
+		{
+			/* (the group never waits for a request of several locks) */
+			ready = front;
+			break;
+		}
 		if (step == SYNC_PASS_STOP || step == SYNC_PASS_TOKENS)
 			break;
 		if (front->nlocks > 1)
@@ -310,9 +361,12 @@ sync_grant_pass(SyncLock *lock)
 		if (be.npassed > 0 && --be.budget <= 0)
 			break;
 	}
+	if (lock->groupno != SYNC_ENTRY_NONE)
+		sync_group_set_ready(lock, ready);
 	if (lock->rate_limit > 0 || sync_lock_rate_waiting(lock))
-		return sync_rate_check(lock);
-	return 0;
+		due = sync_rate_check(lock);
+	sync_groups_leave(stripes);
+	return due;
 }
 
 void
@@ -354,6 +408,8 @@ sync_queue_handoff_candidate(SyncEntry *held)
 	SyncLock   *lock = sync_entry_lock(held);
 	bool		passing = false;
 	TimestampTz now = 0;
+	SyncEntry  *result = NULL;
+	uint32		stripes;
 
 	Assert(sync_partition_held(lock->hashcode, false));
 	Assert(held->state == SYNC_ENTRY_HELD && lock->nheld > 0);
@@ -363,6 +419,7 @@ sync_queue_handoff_candidate(SyncEntry *held)
 	 */
 	if (lock->rate_limit > 0)
 		return NULL;
+	stripes = sync_groups_enter_lock(lock);
 	sync_elist_foreach(w, &lock->waiters, lock_link)
 	{
 		SyncPassStep step = sync_pass_step(w, lock->nheld - 1,
@@ -371,8 +428,12 @@ sync_queue_handoff_candidate(SyncEntry *held)
 
 		if (step == SYNC_PASS_NEXT)
 			continue;
+		/* the parent, with the released slots: w may still be owed none */
+		if (step == SYNC_PASS_PARENT &&
+			sync_group_admits(w, sync_entry_weight(held)))
+			step = SYNC_PASS_GRANT;
 		if (step != SYNC_PASS_GRANT || w->nlocks > 1)
-			return NULL;
+			break;
 
 		/*
 		 * Only a waiter that takes no more than 'held' gives up: until the
@@ -382,11 +443,12 @@ sync_queue_handoff_candidate(SyncEntry *held)
 		 * meanwhile) could go to others first.  A bigger waiter is granted
 		 * by the grant pass after the commit instead.
 		 */
-		if (sync_entry_weight(w) > sync_entry_weight(held))
-			return NULL;
-		return w;
+		if (sync_entry_weight(w) <= sync_entry_weight(held))
+			result = w;
+		break;
 	}
-	return NULL;
+	sync_groups_leave(stripes);
+	return result;
 }
 
 /*
@@ -435,6 +497,9 @@ sync_claim_grantable(SyncEntry *e)
 	Assert(sync_partition_held(lock->hashcode, false));
 	if (e->nlocks != 1 || !sync_entry_fits(e, &now) ||
 		TransactionIdIsValid(e->reserved_xid))
+		return false;
+	/* its parent's room and order: the caller holds the stripe */
+	if (lock->groupno != SYNC_ENTRY_NONE && !sync_group_admits(e, 0))
 		return false;
 	sync_elist_foreach(w, &lock->waiters, lock_link)
 	{
@@ -508,10 +573,49 @@ sync_best_effort_blocked(SyncEntry *entry)
 }
 
 /*
- * Try the multi-lock requests recorded by sync_grant_waiters().  Caller holds
- * no partition lock.  Each one is re-checked under all of its partitions: in
- * the meantime it may have been granted by someone else, withdrawn, or its
- * entries reused (request ids are never reused, so a mismatch tells).
+ * A group pass (limit_groups.c): while group 'groupno' has room for the
+ * waiter that goes first among its ready children, run that child's grant
+ * pass under its partition.  Each round grants, or finds the child's
+ * waiter changed; a round that does neither ends it.  Caller holds no
+ * partition.
+ */
+static void
+sync_group_pass(int32 groupno)
+{
+	int32		lockno;
+	uint32		hashcode;
+	uint64		seq;
+
+	in_group_pass = groupno;
+	/* (bounded all the same, against others' churn) */
+	for (int round = 0; round < SYNC_GROUP_PASS_ROUNDS &&
+		 (lockno = sync_group_first_ready(groupno, &hashcode, &seq)) != SYNC_ENTRY_NONE;
+		 round++)
+	{
+		LWLock	   *partition = sync_partition_lock(hashcode);
+		SyncLock   *lock = sync_lock_at(lockno);
+		bool		same;
+
+		LWLockAcquire(partition, LW_EXCLUSIVE);
+		/* the same lock still, in the group, ready (numbers are reused) */
+		if (lock->hashcode == hashcode && lock->groupno == groupno &&
+			lock->group_ready)
+			(void) sync_grant_pass(lock);
+		same = (lock->groupno == groupno && lock->group_ready &&
+				lock->ready_seq == seq);
+		LWLockRelease(partition);
+		if (same)
+			break;
+	}
+	in_group_pass = SYNC_ENTRY_NONE;
+}
+
+/*
+ * Try the multi-lock requests recorded by sync_grant_waiters(), and run
+ * the group passes recorded.  Caller holds no partition lock.  Each
+ * request is re-checked under all of its partitions: in the meantime it
+ * may have been granted by someone else, withdrawn, or its entries reused
+ * (request ids are never reused, so a mismatch tells).
  */
 void
 sync_grant_deferred(void)
@@ -521,12 +625,20 @@ sync_grant_deferred(void)
 	{
 		DeferredRequest item = deferred[--ndeferred];
 		SyncEntry  *entry = item.entry;
+		uint32		stripes;
 
+		if (entry == NULL)
+		{
+			sync_group_pass(item.groupno);
+			continue;
+		}
 		sync_lock_partitions(item.partmask, LW_EXCLUSIVE);
+		stripes = 0;
 		if (entry->request_id != item.request_id ||
 			entry->state != SYNC_ENTRY_PENDING)
 			;					/* granted or withdrawn meanwhile */
-		else if (!sync_request_grantable(entry, true))
+		else if (stripes = sync_groups_enter_request(entry),
+				 !sync_request_grantable(entry, true))
 		{
 			sync_queue_rate_check(entry);	/* it may wait for tokens */
 			sync_best_effort_blocked(entry);
@@ -543,6 +655,7 @@ sync_grant_deferred(void)
 				e = sync_next_in_request(e);
 			} while (e != entry);
 		}
+		sync_groups_leave(stripes);
 		sync_unlock_partitions(item.partmask);
 	}
 	sync_blocked_clear();

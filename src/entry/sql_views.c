@@ -42,13 +42,11 @@ sync_lock_status(PG_FUNCTION_ARGS)
 	 * Columns past the fifth are filled only if the SQL function has them:
 	 * with the 1.4 definition, before ALTER EXTENSION syncwf UPDATE, it has
 	 * five (tuplestore_putvalues() takes as many as the descriptor has).
-	 * The 1.8 definition adds parent_row, parent_sizelimit and
-	 * parent_slots_held, NULL here until the engine counts nested limits.
 	 */
 	Assert(rsinfo->setDesc->natts <= 13);
 	for (int i = 0; i < nrows; i++)
 	{
-		Datum		values[13] = {0};
+		Datum		values[13];
 		bool		nulls[13] = {false};
 
 		values[0] = CStringGetTextDatum(rows[i].name);
@@ -66,7 +64,11 @@ sync_lock_status(PG_FUNCTION_ARGS)
 		nulls[8] = (rows[i].rate_tokens < 0);
 		values[9] = TimestampTzGetDatum(rows[i].rate_next_refill);
 		nulls[9] = (rows[i].rate_next_refill == 0);
-		nulls[10] = nulls[11] = nulls[12] = true;
+		/* its parent row (1.8): the level above its own limit */
+		values[10] = rows[i].parent_row ? CStringGetTextDatum(rows[i].parent_row) : (Datum) 0;
+		nulls[10] = nulls[11] = nulls[12] = (rows[i].parent_row == NULL);
+		values[11] = Int32GetDatum(rows[i].parent_limit);
+		values[12] = Int32GetDatum(rows[i].parent_slots_held);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;

@@ -604,7 +604,9 @@ sync_controller_changed(PG_FUNCTION_ARGS)
 
 /*
  * Trigger on sync_limit (AFTER INSERT OR UPDATE OR DELETE per row, AFTER
- * TRUNCATE): remember which names this transaction changed.
+ * TRUNCATE): remember which names this transaction changed, and the
+ * parent rows they named before and after (which may have become, or
+ * stopped being, parents: sem_limits.c).
  */
 PG_FUNCTION_INFO_V1(sync_limit_changed);
 Datum
@@ -615,6 +617,7 @@ sync_limit_changed(PG_FUNCTION_ARGS)
 	TupleDesc	tupdesc;
 	HeapTuple	tuples[2];
 	int			ntuples = 0;
+	int			parent_att;
 
 	sync_require_shmem();
 	relid = RelationGetRelid(trigdata->tg_relation);
@@ -634,11 +637,18 @@ sync_limit_changed(PG_FUNCTION_ARGS)
 	}
 	else if (TRIGGER_FIRED_BY_DELETE(trigdata->tg_event))
 		tuples[ntuples++] = trigdata->tg_trigtuple;
+	parent_att = SPI_fnumber(tupdesc, "parent");
 	for (int i = 0; i < ntuples; i++)
 	{
 		bool		isnull;
 		Datum		name = heap_getattr(tuples[i], 1, tupdesc, &isnull);
 
+		if (!isnull)
+			sync_limits_changed(relid, TextDatumGetCString(name));
+		/* a row named as a parent, or no longer, is changed too (1.8) */
+		if (parent_att <= 0)
+			continue;
+		name = heap_getattr(tuples[i], parent_att, tupdesc, &isnull);
 		if (!isnull)
 			sync_limits_changed(relid, TextDatumGetCString(name));
 	}

@@ -376,6 +376,9 @@ typedef struct LockRow
 	int32		nwaiting;
 	char	   *limit_row;		/* sync_limit row that applies, or NULL */
 	int32		max_waiters;	/* -1: no cap */
+	char	   *parent_row;		/* its row's parent row, or NULL */
+	int32		parent_limit;	/* ... that row's sizelimit */
+	int32		parent_slots_held;	/* ... the slots its children hold */
 } LockRow;
 
 typedef struct EntryRow

@@ -59,6 +59,8 @@ sync_keyed_load(Oid relid, bool nowait)
 {
 	List	   *rows = NIL;
 	List	   *controllers = NIL;
+	ListCell   *lc;
+	uint64		gen;
 
 #ifdef USE_ASSERT_CHECKING
 	{
@@ -86,7 +88,16 @@ sync_keyed_load(Oid relid, bool nowait)
 				return false;
 			}
 		}
+		gen = pg_atomic_read_u64(&sync_shmem->limit_generation);
 		rows = sync_state_read_all(&controllers);
+		/* the groups of the parents their limits name (limit_groups.c) */
+		foreach(lc, rows)
+		{
+			SyncStateRow *row = (SyncStateRow *) lfirst(lc);
+
+			if (row->limit.parent[0] != '\0')
+				sync_group_ensure(row->limit.parent, row->limit.parent_limit, gen);
+		}
 	}
 	sync_keyed_install(rows, controllers,
 					   OidIsValid(relid) ? sync_tables(true)->limit : InvalidOid);

@@ -267,8 +267,8 @@ typedef enum SyncPlaceResult
  * and leaves no trace.  Caller holds every lock step 1 took.
  */
 static SyncPlaceResult
-sync_keyed_place(SyncKeyedRequest *kr, AcquireRequest *req, SyncEntry *first,
-				 SyncHolder *h, TransactionId xid, SyncQueueFull *full)
+sync_keyed_place_in(SyncKeyedRequest *kr, AcquireRequest *req, SyncEntry *first,
+					SyncHolder *h, TransactionId xid, SyncQueueFull *full)
 {
 	int			ctl = kr->controller_slot;
 	bool		active;
@@ -347,6 +347,18 @@ sync_keyed_place(SyncKeyedRequest *kr, AcquireRequest *req, SyncEntry *first,
 		} while (e != first);
 	}
 	return SYNC_PLACED;
+}
+
+/* ... under the stripes of the parents of its locks, if they have any */
+static SyncPlaceResult
+sync_keyed_place(SyncKeyedRequest *kr, AcquireRequest *req, SyncEntry *first,
+				 SyncHolder *h, TransactionId xid, SyncQueueFull *full)
+{
+	uint32		stripes = sync_groups_enter_request(first);
+	SyncPlaceResult result = sync_keyed_place_in(kr, req, first, h, xid, full);
+
+	sync_groups_leave(stripes);
+	return result;
 }
 
 /*
@@ -453,6 +465,7 @@ sync_holders_request(SyncKeyedRequest *kr, SyncKeyedResult *results)
 		sync_discard_request(&req);
 		for (int i = 0; i < kr->nnames; i++)
 			results[i].refused = true;
+		sync_grant_deferred();
 		return SYNC_KEYED_REFUSED;
 	}
 	for (int i = 0; i < kr->nnames; i++)

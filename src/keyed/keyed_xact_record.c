@@ -206,8 +206,10 @@ sync_keyed_xact_claim(const char *name, const char *holder,
 	if (e != NULL)
 	{
 		LWLock	   *partition = sync_partition_lock(sync_entry_lock(e)->hashcode);
+		uint32		stripes;
 
 		LWLockAcquire(partition, LW_EXCLUSIVE);
+		stripes = sync_groups_enter_lock(sync_entry_lock(e));	/* its parent */
 		if (TransactionIdIsValid(e->release_xid) &&
 			TransactionIdIsCurrentTransactionId(e->release_xid))
 			outcome = SYNC_CLAIM_MISSING;	/* this transaction deleted it */
@@ -233,6 +235,7 @@ sync_keyed_xact_claim(const char *name, const char *holder,
 			*granted_at = e->since;
 			sync_keyed_entry_info(e, info);
 		}
+		sync_groups_leave(stripes);
 		LWLockRelease(partition);
 	}
 	LWLockRelease(sync_holders_lock());

@@ -424,7 +424,7 @@ sync_state_read_sql(const SyncTables *t, const char *state, const char *limits)
 {
 	return psprintf("SELECT s.name, s.workflowkey, s.controller, s.held, s.priority, s.time, "
 					"s.token, s.granted_at, s.lease, s.lease_expires, s.owner::pg_catalog.oid, "
-					"s.request_id, s.seq, l.sizelimit, s.admit_limit, %s, %s, %s, %s, %s, %s "
+					"s.request_id, s.seq, l.sizelimit, s.admit_limit, %s, %s, %s, %s, %s, %s, %s "
 					"FROM %s s LEFT JOIN %s l ON l.name OPERATOR(pg_catalog.=) "
 					"pg_catalog.substr(s.name, 5) AND s.name OPERATOR(pg_catalog.~~) 'sem/%%' "
 					"ORDER BY s.held DESC, s.priority DESC, s.time, s.seq",
@@ -437,6 +437,7 @@ sync_state_read_sql(const SyncTables *t, const char *state, const char *limits)
 					sync_limit_queueing_column(t->limit, "l"),
 					get_attnum(t->state, "fair_key") != InvalidAttrNumber ?
 					"s.fair_key" : "NULL::pg_catalog.text",
+					sync_limit_tree_columns(t->limit, "l"),
 					state, limits);
 }
 
@@ -484,6 +485,7 @@ sync_state_read_row(HeapTuple tup, TupleDesc desc)
 	d = SPI_getbinval(tup, desc, 22, &isnull);
 	row->limit.best_effort = !isnull && DatumGetBool(d);
 	row->fair_key = SPI_getvalue(tup, desc, 23);
+	sync_limit_tree_of(tup, desc, 24, &row->limit);
 	return row;
 }
 

@@ -71,6 +71,7 @@ sync_status_locks(LockRow **rows_out)
 	int			nrows = 0;
 	int			maxrows = 0;
 	TimestampTz now;
+	char		parent[SYNC_NAME_BUFLEN];
 
 	now = GetCurrentTimestamp();
 	sync_lock_partitions(all, LW_SHARED);
@@ -99,6 +100,10 @@ sync_status_locks(LockRow **rows_out)
 		row->nwaiting = lock->nwaiting + lock->ndormant;
 		row->limit_row = sync_limit_row_name(lock);
 		row->max_waiters = (row->limit_row != NULL) ? lock->max_waiters : -1;
+		row->parent_row = NULL;
+		if (sync_lock_group_info(lock, parent, &row->parent_limit,
+								 &row->parent_slots_held))
+			row->parent_row = pstrdup(parent);
 	}
 	sync_unlock_partitions(all);
 	*rows_out = rows;

@@ -1,0 +1,100 @@
+# Nested limits across a crash: keyed holds are rebuilt from sync_state
+# with their parent's count.
+#
+# Pattern row nc/* (2 slots each) under parent nc/all (3 slots).  Keyed
+# holds in three children fill the parent (a: 1, b: 1, c: 1); a keyed
+# request for d and one for b wait for the parent.  A backend is killed
+# with SIGKILL, so the postmaster reinitializes shared memory and the
+# holds are loaded again from sync_state.  Afterwards:
+#  - sync_locks shows the same count under the parent (3) for every child,
+#    and the two requests still wait, in their order;
+#  - the parent still refuses more: a session's try of a fourth child
+#    fails, and an acquire with a timeout times out;
+#  - releasing the hold of a grants the first waiter across the children
+#    (d, which came first), in the release's transaction, and its row
+#    says so; releasing c grants b's waiter;
+#  - a raised parent limit grants a newcomer at once.
+use strict;
+use warnings FATAL => 'all';
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('nested_crash');
+$node->init;
+$node->append_conf('postgresql.conf', "shared_preload_libraries = 'syncwf'");
+$node->append_conf('postgresql.conf', "syncwf.database = 'postgres'");
+$node->append_conf('postgresql.conf', "restart_after_crash = on");
+$node->start;
+
+$node->safe_psql('postgres', q{
+    CREATE EXTENSION syncwf;
+    INSERT INTO sync_limit (name, sizelimit) VALUES ('nc/all', 3);
+    INSERT INTO sync_limit (name, sizelimit, parent) VALUES ('nc/*', 2, 'nc/all');
+});
+$node->safe_psql('postgres', q{
+    SELECT sync_request('sem/nc/a', 'h1');
+    SELECT sync_request('sem/nc/b', 'h2');
+    SELECT sync_request('sem/nc/c', 'h3');
+});
+$node->safe_psql('postgres', q{SELECT sync_request('sem/nc/d', 'h4')});
+$node->safe_psql('postgres', q{SELECT sync_request('sem/nc/b', 'h5')});
+
+my $view = q{
+    SELECT string_agg(lock_name || ':' || slots_held || '/' || parent_row || ':'
+                      || parent_slots_held || '/' || parent_sizelimit, ' ' ORDER BY lock_name)
+      FROM sync_locks WHERE lock_name LIKE 'sem/nc/%'};
+my $queue = q{
+    SELECT string_agg(lock_name || '=' || holder, ' ' ORDER BY waiting_since, lock_name)
+      FROM sync_waiters WHERE lock_name LIKE 'sem/nc/%'};
+my $before = $node->safe_psql('postgres', $view);
+is($before,
+	'sem/nc/a:1/nc/all:3/3 sem/nc/b:1/nc/all:3/3 sem/nc/c:1/nc/all:3/3 sem/nc/d:0/nc/all:3/3',
+	'before the crash: three children hold the parent full');
+is($node->safe_psql('postgres', $queue), 'sem/nc/d=h4 sem/nc/b=h5',
+	'before the crash: d and b wait, in that order');
+
+# Kill a backend: every backend dies, shared memory is made again.
+my $victim = $node->background_psql('postgres');
+my $pid = $victim->query_safe('SELECT pg_backend_pid()');
+kill 'KILL', $pid;
+eval { $victim->{run}->kill_kill; 1; } or note "closing dead session: $@";
+ok( $node->poll_query_until('postgres', 'SELECT true', 't'),
+	'the server accepts connections after the crash');
+$node->poll_query_until('postgres',
+	"SELECT count(*) = 4 FROM sync_locks WHERE lock_name LIKE 'sem/nc/%'")
+  or die 'keyed holds were not loaded again';
+
+is($node->safe_psql('postgres', $view), $before,
+	'after the crash: the same counts at both levels');
+is($node->safe_psql('postgres', $queue), 'sem/nc/d=h4 sem/nc/b=h5',
+	'after the crash: d and b still wait, in that order');
+is($node->safe_psql('postgres', q{SELECT sync_try_acquire('sem/nc/e') IS NULL}), 't',
+	'after the crash: the full parent refuses a try of a fourth child');
+my ($ret, $out, $err) = $node->psql('postgres',
+	q{SELECT sync_acquire('sem/nc/e', timeout => interval '200 ms')});
+like($err, qr/could not obtain syncwf lock "sem\/nc\/e" within 200 ms/,
+	'after the crash: an acquire of a fourth child times out');
+
+# A release hands the parent's slot to the first waiter across children.
+$node->safe_psql('postgres', q{SELECT sync_release('sem/nc/a', 'h1')});
+is( $node->safe_psql('postgres',
+		q{SELECT held FROM sync_state WHERE name = 'sem/nc/d' AND workflowkey = 'h4'}),
+	't', 'releasing a grants d, the first waiter, at its commit');
+is($node->safe_psql('postgres', $queue), 'sem/nc/b=h5', 'b still waits');
+$node->safe_psql('postgres', q{SELECT sync_release('sem/nc/c', 'h3')});
+ok( $node->poll_query_until('postgres',
+		q{SELECT held FROM sync_state WHERE name = 'sem/nc/b' AND workflowkey = 'h5'}),
+	'releasing c grants the waiter of b');
+is( $node->safe_psql('postgres', $view),
+	'sem/nc/b:2/nc/all:3/3 sem/nc/d:1/nc/all:3/3',
+	'the counts after both hand-overs');
+
+# A raised parent grants at once.
+$node->safe_psql('postgres', q{UPDATE sync_limit SET sizelimit = 4 WHERE name = 'nc/all'});
+isnt($node->safe_psql('postgres', q{SELECT sync_try_acquire('sem/nc/e')}), '',
+	'a raised parent admits a fourth child');
+
+$node->stop;
+done_testing();
