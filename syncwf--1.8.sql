@@ -41,7 +41,9 @@ CREATE TABLE sync_limit (
               CONSTRAINT sync_limit_queueing_check CHECK (queueing IN ('strict', 'best_effort')),
     parent    text
               CONSTRAINT sync_limit_parent_fkey REFERENCES sync_limit (name)
-              ON UPDATE CASCADE DEFERRABLE INITIALLY DEFERRED
+              ON UPDATE CASCADE DEFERRABLE INITIALLY DEFERRED,
+    guarantee integer
+              CONSTRAINT sync_limit_guarantee_check CHECK (guarantee >= 0)
 );
 COMMENT ON TABLE sync_limit IS
     'Semaphore limits: the row ''<namespace>/<key>'' sets the limit of lock ''sem/<namespace>/<key>''; a row ''<prefix>/*'' that of every semaphore under the prefix without a row of its own';
@@ -55,6 +57,8 @@ COMMENT ON COLUMN sync_limit.queueing IS
     '''strict'' (NULL: the same): grants in queue order; ''best_effort'': a waiter that fits may pass one that cannot be granted yet, at most syncwf.max_passes times each';
 COMMENT ON COLUMN sync_limit.parent IS
     'Nested limits: the row whose sizelimit every semaphore under this row also counts against, a grant taking a slot at both levels (NULL: none); two levels only, checked at commit';
+COMMENT ON COLUMN sync_limit.guarantee IS
+    'Nested limits: slots of the parent this child gets first, before children above their guarantees (NULL: none); it borrows idle slots up to its sizelimit';
 CREATE INDEX sync_limit_parent_idx ON sync_limit (parent);
 SELECT pg_catalog.pg_extension_config_dump('sync_limit', '');
 
@@ -85,6 +89,34 @@ CREATE TRIGGER sync_limit_truncated
 -- rows, read again, name it under its new name.  The parent is locked
 -- (FOR SHARE) until commit, so that a concurrent change of it waits for
 -- this transaction, and sees its result, or this check waits for that one.
+-- The guarantees of the rows of their own (not patterns, which stand for
+-- any number of semaphores) under parent row 'parent' must fit in its
+-- sizelimit: sync_limit_check_tree() calls it for a child and a parent.
+CREATE FUNCTION sync_limit_check_guarantees(parent text, parent_sizelimit integer)
+RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    total bigint;
+    n integer;
+BEGIN
+    SELECT sum(l.guarantee), count(l.guarantee) INTO total, n
+      FROM @extschema@.sync_limit l
+     WHERE l.parent = sync_limit_check_guarantees.parent AND right(l.name, 2) <> '/*';
+    IF total > parent_sizelimit THEN
+        RAISE EXCEPTION 'the guarantees under sync_limit row "%" add up to %, above its sizelimit %',
+                        parent, total, parent_sizelimit
+            USING ERRCODE = 'check_violation', TABLE = 'sync_limit',
+                  CONSTRAINT = 'sync_limit_tree',
+                  DETAIL = format('%s rows of their own name "%s" as their parent with a guarantee; every one must be able to have its share at once.',
+                                  n, parent),
+                  HINT = format('Lower the guarantees of the children of "%s", or raise its sizelimit to at least %s.',
+                                parent, total);
+    END IF;
+END
+$$;
+
 CREATE FUNCTION sync_limit_check_tree()
 RETURNS trigger
 LANGUAGE plpgsql
@@ -95,10 +127,28 @@ DECLARE
     p record;   -- its parent
     c record;   -- a child of it
 BEGIN
-    SELECT l.name, l.sizelimit, l.parent INTO r
+    SELECT l.name, l.sizelimit, l.parent, l.guarantee INTO r
       FROM @extschema@.sync_limit l WHERE l.name = NEW.name;
     IF NOT FOUND THEN
         RETURN NULL;
+    END IF;
+
+    -- A guarantee: a share of a parent, within the row's own sizelimit.
+    IF r.guarantee IS NOT NULL AND r.parent IS NULL THEN
+        RAISE EXCEPTION 'sync_limit row "%" has a guarantee but no parent', r.name
+            USING ERRCODE = 'check_violation', TABLE = 'sync_limit',
+                  CONSTRAINT = 'sync_limit_tree',
+                  DETAIL = 'A guarantee is the share of its parent''s slots a child gets first.',
+                  HINT = format('Give "%s" a parent, or set its guarantee to NULL.', r.name);
+    END IF;
+    IF r.guarantee > r.sizelimit THEN
+        RAISE EXCEPTION 'sync_limit row "%" has a guarantee above its ceiling: guarantee % > sizelimit %',
+                        r.name, r.guarantee, r.sizelimit
+            USING ERRCODE = 'check_violation', TABLE = 'sync_limit',
+                  CONSTRAINT = 'sync_limit_tree',
+                  DETAIL = 'A child''s sizelimit is the most it may borrow up to; its guarantee is the part of that it gets first.',
+                  HINT = format('Lower the guarantee of "%s" to at most %s, or raise its sizelimit.',
+                                r.name, r.sizelimit);
     END IF;
 
     -- The row as a child.
@@ -154,6 +204,7 @@ BEGIN
                           HINT = format('Lower the sizelimit of "%s" to at most %s, or raise that of "%s" to at least %s.',
                                         r.name, p.sizelimit, p.name, r.sizelimit);
             END IF;
+            PERFORM @extschema@.sync_limit_check_guarantees(p.name, p.sizelimit);
         END IF;
     END IF;
 
@@ -197,6 +248,7 @@ BEGIN
                       HINT = format('Lower the sizelimit of "%s" to at most %s, or raise that of "%s" to at least %s.',
                                     c.name, r.sizelimit, r.name, c.sizelimit);
         END IF;
+        PERFORM @extschema@.sync_limit_check_guarantees(r.name, r.sizelimit);
     END IF;
     RETURN NULL;
 END
@@ -334,7 +386,8 @@ CREATE FUNCTION sync_lock_status(OUT lock_name text, OUT kind text,
                                  OUT rate_next_refill timestamptz,
                                  OUT parent_row text,
                                  OUT parent_sizelimit integer,
-                                 OUT parent_slots_held integer)
+                                 OUT parent_slots_held integer,
+                                 OUT guarantee integer, OUT borrowed integer)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'sync_lock_status'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
@@ -357,7 +410,7 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE;
 CREATE VIEW sync_locks AS
     SELECT lock_name, kind, sizelimit, holders, waiters, limit_row, max_waiters,
            slots_held, rate_tokens, rate_next_refill,
-           parent_row, parent_sizelimit, parent_slots_held
+           parent_row, parent_sizelimit, parent_slots_held, guarantee, borrowed
       FROM sync_lock_status();
 COMMENT ON VIEW sync_locks IS 'One row per live syncwf lock of the current database';
 

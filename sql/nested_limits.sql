@@ -215,6 +215,25 @@ SELECT count(*) AS rows FROM sync_limit;
 ROLLBACK;
 
 --
+-- Guarantees (nest/all at 10): a share of a parent, within the child's
+-- ceiling, the guarantees of rows of their own adding up to at most the
+-- parent's sizelimit
+--
+BEGIN;
+SET CONSTRAINTS sync_limit_tree, sync_limit_parent_fkey IMMEDIATE;
+INSERT INTO sync_limit (name, sizelimit, parent, guarantee) VALUES ('nest/g1', 6, 'nest/all', 4);
+CALL regress_util.expect_error($$INSERT INTO sync_limit (name, sizelimit, guarantee) VALUES ('nest/g2', 6, 1)$$);
+CALL regress_util.expect_error($$INSERT INTO sync_limit (name, sizelimit, parent, guarantee) VALUES ('nest/g2', 3, 'nest/all', 4)$$);
+CALL regress_util.expect_error($$INSERT INTO sync_limit (name, sizelimit, parent, guarantee) VALUES ('nest/g2', 8, 'nest/all', 7)$$);
+CALL regress_util.expect_error($$INSERT INTO sync_limit (name, sizelimit, parent, guarantee) VALUES ('nest/g2', 3, 'nest/all', -1)$$);
+-- a pattern's guarantee is each semaphore's, not counted in the sum
+INSERT INTO sync_limit (name, sizelimit, parent, guarantee) VALUES ('nest/p/*', 8, 'nest/all', 8);
+INSERT INTO sync_limit (name, sizelimit, parent, guarantee) VALUES ('nest/g2', 6, 'nest/all', 6);
+-- the parent lowered below the sum
+CALL regress_util.expect_error($$UPDATE sync_limit SET sizelimit = 9 WHERE name = 'nest/all'$$);
+ROLLBACK;
+
+--
 -- Counting at both levels (nest/* at 3 under nest/all at 10)
 --
 SELECT sync_acquire('sem/nest/x', slots => 2) > 0 AS x2,

@@ -175,6 +175,7 @@ typedef struct SyncLock
 	int32		groupno;		/* its parent row's group, or SYNC_ENTRY_NONE */
 	SyncEntryLink group_link;	/* in the group's ready list while ready */
 	bool		is_parent;		/* semaphore: its row is a parent row */
+	int32		guarantee;		/* its row's guarantee under the parent, or 0 */
 	uint8		group_ready;	/* SYNC_READY_*: its front waits for it: */
 	int32		ready_priority; /* ... that front's priority, weight, */
 	int32		ready_slots;
@@ -210,11 +211,7 @@ typedef struct SyncEntry
 	uint8		state;			/* SyncEntryState */
 	uint8		scope;			/* SyncScope */
 
-	/*
-	 * Pending only: its node in the lock's order-statistic tree
-	 * (queue_rank.c owns these): entry numbers (sync_entry_index()), or
-	 * SYNC_ENTRY_NONE.
-	 */
+	/* pending: its node in the queue's treap (queue_rank.c), entry numbers */
 	int32		rank_parent;
 	int32		rank_left;
 	int32		rank_right;
@@ -231,8 +228,7 @@ typedef struct SyncEntry
 	int64		lease_us;		/* lease length, 0 = none */
 	TimestampTz lease_expires;	/* held with a lease: expiry, else 0 */
 	TransactionId created_xid;	/* creating transaction, until it commits */
-	TransactionId release_xid;	/* transaction deleting its row, until it
-								 * ends */
+	TransactionId release_xid;	/* transaction deleting its row, to its end */
 	TransactionId reserved_xid; /* pending: the releasing transaction that
 								 * hands it a slot at commit (keyed_xact.c) */
 	Oid			owner;			/* role that requested it */
@@ -644,6 +640,7 @@ typedef struct SyncLimitValue
 	int64		rate_period_us; /* ... refilled over this long */
 	bool		best_effort;	/* queueing = 'best_effort' */
 	bool		is_parent;		/* some row names it as its parent */
+	int32		guarantee;		/* its guarantee under its parent, or 0 */
 	int32		parent_limit;	/* its parent's sizelimit */
 	char		parent[SYNC_NAME_BUFLEN];	/* its parent row, or "" */
 } SyncLimitValue;

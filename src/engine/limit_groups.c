@@ -362,7 +362,10 @@ sync_group_join(SyncLock *lock, const SyncLimitValue *value)
 	Assert(sync_partition_held(lock->hashcode, true));
 	lock->is_parent = value->is_parent;
 	if (old == NULL && value->parent[0] == '\0')
+	{
+		lock->guarantee = 0;
 		return true;
+	}
 	if (old != NULL)
 		mask |= 1U << sync_group_stripe_of(old->hashcode);
 	if (value->parent[0] != '\0')
@@ -401,6 +404,8 @@ sync_group_join(SyncLock *lock, const SyncLimitValue *value)
 			lock->group_ready = SYNC_READY_NOT;
 		}
 	}
+	/* (under the stripe: the order among children reads it) */
+	lock->guarantee = (g != NULL) ? value->guarantee : 0;
 	sync_groups_leave(taken);
 	return ok;
 }
@@ -420,9 +425,11 @@ sync_group_leave(SyncLock *lock)
 
 /*
  * A holder of grouped 'lock' came (dslots, dheld > 0) or went: count it in
- * the group.  A slot that went while a child is ready records a group
- * pass.  Caller holds the lock's partition exclusively; the stripe is
- * taken if it does not hold it.
+ * the lock and in the group, under both the partition and the stripe (so
+ * that the order among children may read the lock's count under the
+ * stripe).  A slot that went while a child is ready records a group pass.
+ * Caller holds the lock's partition exclusively; the stripe is taken if it
+ * does not hold it.
  */
 void
 sync_group_count(SyncLock *lock, int32 dslots, int32 dheld)
@@ -430,6 +437,8 @@ sync_group_count(SyncLock *lock, int32 dslots, int32 dheld)
 	SyncGroup  *g = sync_group_at(lock->groupno);
 	uint32		taken = sync_groups_enter_lock(lock);
 
+	lock->slots_held += dslots;
+	lock->nheld += dheld;
 	g->slots_held += dslots;
 	g->nheld += dheld;
 	Assert(g->slots_held >= 0 && g->nheld >= 0);
@@ -438,15 +447,49 @@ sync_group_count(SyncLock *lock, int32 dslots, int32 dheld)
 	sync_groups_leave(taken);
 }
 
-/* Does ready lock m's waiter go before entry e (priority, time, arrival)? */
+/*
+ * Guarantees: 0 if granting 'weight' more slots of 'lock' keeps it within
+ * its guarantee (a child under its guarantee goes first), else 1.
+ */
+static inline int
+sync_guarantee_class(const SyncLock *lock, int32 weight)
+{
+	return lock->slots_held + weight <= lock->guarantee ? 0 : 1;
+}
+
+/*
+ * Does ready lock m's waiter go before entry e: a child under its
+ * guarantee first, then priority, queue time, arrival?
+ */
 static inline bool
 sync_ready_precedes(const SyncLock *m, const SyncEntry *e)
 {
+	int			cm = sync_guarantee_class(m, m->ready_slots);
+	int			ce = sync_guarantee_class(sync_entry_lock(e), sync_entry_weight(e));
+
+	if (cm != ce)
+		return cm < ce;
 	if (m->ready_priority != e->priority)
 		return m->ready_priority > e->priority;
 	if (m->ready_queued_at != e->queued_at)
 		return m->ready_queued_at < e->queued_at;
 	return m->ready_seq < e->seq;
+}
+
+/* Does ready lock a's waiter go before ready lock b's? */
+static bool
+sync_ready_before(const SyncLock *a, const SyncLock *b)
+{
+	int			ca = sync_guarantee_class(a, a->ready_slots);
+	int			cb = sync_guarantee_class(b, b->ready_slots);
+
+	if (ca != cb)
+		return ca < cb;
+	if (a->ready_priority != b->ready_priority)
+		return a->ready_priority > b->ready_priority;
+	if (a->ready_queued_at != b->ready_queued_at)
+		return a->ready_queued_at < b->ready_queued_at;
+	return a->ready_seq < b->ready_seq;
 }
 
 /*
@@ -582,11 +625,7 @@ sync_group_first_ready(int32 groupno, uint32 *hashcode, uint64 *seq)
 			if (one)
 				best = m;
 		}
-		else if (m->ready_priority > best->ready_priority ||
-				 (m->ready_priority == best->ready_priority &&
-				  (m->ready_queued_at < best->ready_queued_at ||
-				   (m->ready_queued_at == best->ready_queued_at &&
-					m->ready_seq < best->ready_seq))))
+		else if (sync_ready_before(m, best))
 			best = m;
 	}
 	if (best != NULL && g->slots_held + best->ready_slots <= g->limit)

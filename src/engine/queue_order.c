@@ -49,10 +49,13 @@ sync_holder_link(SyncLock *lock, SyncEntry *e)
 	Assert(sync_partition_held(lock->hashcode, true));
 	Assert(sync_entry_lock(e) == lock && sync_elist_detached(e, SYNC_LOCK_LINK));
 	sync_elist_push_tail(&lock->holders, e, SYNC_LOCK_LINK);
-	lock->nheld++;
-	lock->slots_held += sync_entry_weight(e);
 	if (lock->groupno != SYNC_ENTRY_NONE)
-		sync_group_count(lock, sync_entry_weight(e), 1);
+		sync_group_count(lock, sync_entry_weight(e), 1);	/* both levels */
+	else
+	{
+		lock->nheld++;
+		lock->slots_held += sync_entry_weight(e);
+	}
 }
 
 void
@@ -63,10 +66,13 @@ sync_holder_unlink(SyncEntry *e)
 	Assert(sync_partition_held(lock->hashcode, true));
 	Assert(lock->nheld > 0 && lock->slots_held >= sync_entry_weight(e));
 	sync_elist_delete(&lock->holders, e, SYNC_LOCK_LINK);
-	lock->nheld--;
-	lock->slots_held -= sync_entry_weight(e);
 	if (lock->groupno != SYNC_ENTRY_NONE)
-		sync_group_count(lock, -sync_entry_weight(e), -1);
+		sync_group_count(lock, -sync_entry_weight(e), -1);	/* both levels */
+	else
+	{
+		lock->nheld--;
+		lock->slots_held -= sync_entry_weight(e);
+	}
 	sync_stats_hold_ended(sync_lock_stats(lock), e->since);
 }
 

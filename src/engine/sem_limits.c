@@ -133,8 +133,9 @@ sync_limit_queueing_column(Oid relid, const char *alias)
 }
 
 /*
- * ... and parent (1.8), with the parent's sizelimit and whether some row
- * names this one as its parent, for table relid read as 'alias'.
+ * ... and parent (1.8), with the parent's sizelimit, whether some row
+ * names this one as its parent, and guarantee, for table relid read as
+ * 'alias'.
  */
 char *
 sync_limit_tree_columns(Oid relid, const char *alias)
@@ -142,14 +143,14 @@ sync_limit_tree_columns(Oid relid, const char *alias)
 	char	   *table = sync_qualified(relid);
 
 	if (get_attnum(relid, "parent") == InvalidAttrNumber)
-		return "NULL::pg_catalog.text, NULL::pg_catalog.int4, false";
+		return "NULL::pg_catalog.text, NULL::pg_catalog.int4, false, NULL::pg_catalog.int4";
 	return psprintf("%s.parent, (SELECT p.sizelimit FROM %s p WHERE p.name OPERATOR(pg_catalog.=) %s.parent), "
-					"EXISTS (SELECT FROM %s c WHERE c.parent OPERATOR(pg_catalog.=) %s.name)",
-					alias, table, alias, table, alias);
+					"EXISTS (SELECT FROM %s c WHERE c.parent OPERATOR(pg_catalog.=) %s.name), %s.guarantee",
+					alias, table, alias, table, alias, alias);
 }
 
 /*
- * The parent columns at 'col' .. col + 2 of 'tup' (sync_limit_tree_columns()).
+ * The parent columns at 'col' .. col + 3 of 'tup' (sync_limit_tree_columns()).
  */
 void
 sync_limit_tree_of(HeapTuple tup, TupleDesc desc, int col, SyncLimitValue *value)
@@ -167,6 +168,8 @@ sync_limit_tree_of(HeapTuple tup, TupleDesc desc, int col, SyncLimitValue *value
 		value->parent_limit = DatumGetInt32(d);
 	d = SPI_getbinval(tup, desc, col + 2, &isnull);
 	value->is_parent = !isnull && DatumGetBool(d);
+	d = SPI_getbinval(tup, desc, col + 3, &isnull);
+	value->guarantee = isnull ? 0 : DatumGetInt32(d);
 }
 
 /*
@@ -255,6 +258,7 @@ sync_limit_resolve(const char *key, LimitFind find, void *rows, SyncLimitValue *
 	value->rate_period_us = 0;
 	value->best_effort = false;
 	value->is_parent = false;
+	value->guarantee = 0;
 	value->parent_limit = 0;
 	value->parent[0] = '\0';
 }
@@ -440,6 +444,7 @@ sync_limit_plan_default(const char *lock_name, SyncLimitValue *value)
 	value->rate_period_us = 0;
 	value->best_effort = false;
 	value->is_parent = false;
+	value->guarantee = 0;
 	value->parent_limit = 0;
 	value->parent[0] = '\0';
 	return true;

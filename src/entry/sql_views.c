@@ -43,11 +43,11 @@ sync_lock_status(PG_FUNCTION_ARGS)
 	 * with the 1.4 definition, before ALTER EXTENSION syncwf UPDATE, it has
 	 * five (tuplestore_putvalues() takes as many as the descriptor has).
 	 */
-	Assert(rsinfo->setDesc->natts <= 13);
+	Assert(rsinfo->setDesc->natts <= 15);
 	for (int i = 0; i < nrows; i++)
 	{
-		Datum		values[13];
-		bool		nulls[13] = {false};
+		Datum		values[15];
+		bool		nulls[15] = {false};
 
 		values[0] = CStringGetTextDatum(rows[i].name);
 		values[1] = CStringGetTextDatum(rows[i].kind == SYNC_KIND_MUTEX ? "mutex" : "semaphore");
@@ -69,6 +69,10 @@ sync_lock_status(PG_FUNCTION_ARGS)
 		nulls[10] = nulls[11] = nulls[12] = (rows[i].parent_row == NULL);
 		values[11] = Int32GetDatum(rows[i].parent_limit);
 		values[12] = Int32GetDatum(rows[i].parent_slots_held);
+		/* its guarantee under the parent, and the slots it holds beyond */
+		values[13] = Int32GetDatum(rows[i].guarantee);
+		values[14] = Int32GetDatum(Max(rows[i].slots_held - rows[i].guarantee, 0));
+		nulls[13] = nulls[14] = nulls[10];
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;

@@ -379,6 +379,7 @@ typedef struct LockRow
 	char	   *parent_row;		/* its row's parent row, or NULL */
 	int32		parent_limit;	/* ... that row's sizelimit */
 	int32		parent_slots_held;	/* ... the slots its children hold */
+	int32		guarantee;		/* its guarantee under the parent */
 } LockRow;
 
 typedef struct EntryRow

@@ -104,6 +104,7 @@ sync_status_locks(LockRow **rows_out)
 		if (sync_lock_group_info(lock, parent, &row->parent_limit,
 								 &row->parent_slots_held))
 			row->parent_row = pstrdup(parent);
+		row->guarantee = lock->guarantee;
 	}
 	sync_unlock_partitions(all);
 	*rows_out = rows;

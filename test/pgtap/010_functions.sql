@@ -147,18 +147,20 @@ SELECT bag_eq(
                        ('sync_execution_changed()'), ('sync_execution_finished()'),
                        ('sync_launch_plan_metrics(interval)'), ('sync_lock_stats_rows()'),
                        ('sync_stats_reset(text)'), ('sync_fair_weight_changed()'),
-                       ('sync_memory_status()'), ('sync_limit_check_tree()')$$,
+                       ('sync_memory_status()'), ('sync_limit_check_tree()'),
+                       ('sync_limit_check_guarantees(text,integer)')$$,
     'extension syncwf owns exactly the API functions, the monitoring SRFs and the trigger functions');
 
 -- The columns of the function behind sync_locks (the view's, 1.8 adding
--- the parent row's three at the end).
+-- the parent row's three and the guarantee's two at the end).
 SELECT is(pg_get_function_arguments('sync_lock_status()'::regprocedure),
           'OUT lock_name text, OUT kind text, OUT sizelimit integer, OUT holders integer, '
           'OUT waiters integer, OUT limit_row text, OUT max_waiters integer, '
           'OUT slots_held integer, OUT rate_tokens integer, '
           'OUT rate_next_refill timestamp with time zone, OUT parent_row text, '
-          'OUT parent_sizelimit integer, OUT parent_slots_held integer',
-          'sync_lock_status() has the OUT columns of sync_locks, parent_row, parent_sizelimit and parent_slots_held last');
+          'OUT parent_sizelimit integer, OUT parent_slots_held integer, '
+          'OUT guarantee integer, OUT borrowed integer',
+          'sync_lock_status() has the OUT columns of sync_locks, parent_row, parent_sizelimit, parent_slots_held, guarantee and borrowed last');
 
 -- Named-argument calls work with the documented names.
 SELECT lives_ok(

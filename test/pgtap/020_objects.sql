@@ -4,17 +4,21 @@
 -- trigger), the monitoring views and their column types, and the
 -- syncwf_admin role.
 BEGIN;
-SELECT plan(144);
+SELECT plan(150);
 
 -- sync_limit ---------------------------------------------------------------
 SELECT has_table('sync_limit', 'table sync_limit exists');
-SELECT columns_are('sync_limit', ARRAY['name', 'sizelimit', 'max_waiters', 'rate_limit', 'rate_period', 'queueing', 'parent'],
-                   'sync_limit has exactly the columns name, sizelimit, max_waiters, rate_limit, rate_period, queueing, parent');
+SELECT columns_are('sync_limit', ARRAY['name', 'sizelimit', 'max_waiters', 'rate_limit', 'rate_period', 'queueing', 'parent', 'guarantee'],
+                   'sync_limit has exactly the columns name, sizelimit, max_waiters, rate_limit, rate_period, queueing, parent, guarantee');
 SELECT is(
     (SELECT array_agg(attname::text ORDER BY attnum) FROM pg_catalog.pg_attribute
       WHERE attrelid = 'sync_limit'::regclass AND attnum > 0 AND NOT attisdropped),
-    ARRAY['name', 'sizelimit', 'max_waiters', 'rate_limit', 'rate_period', 'queueing', 'parent'],
-    'sync_limit columns are in the order name, sizelimit, max_waiters, rate_limit, rate_period, queueing, parent (Argo''s two first)');
+    ARRAY['name', 'sizelimit', 'max_waiters', 'rate_limit', 'rate_period', 'queueing', 'parent', 'guarantee'],
+    'sync_limit columns are in the order name, sizelimit, max_waiters, rate_limit, rate_period, queueing, parent, guarantee (Argo''s two first)');
+SELECT col_type_is('sync_limit', 'guarantee', 'integer', 'sync_limit.guarantee is integer');
+SELECT col_is_null('sync_limit', 'guarantee', 'sync_limit.guarantee is nullable');
+SELECT col_hasnt_default('sync_limit', 'guarantee', 'sync_limit.guarantee has no default');
+SELECT col_has_check('sync_limit', 'guarantee', 'sync_limit.guarantee has a CHECK constraint (>= 0)');
 SELECT col_type_is('sync_limit', 'name', 'text', 'sync_limit.name is text');
 SELECT col_type_is('sync_limit', 'sizelimit', 'integer', 'sync_limit.sizelimit is integer');
 SELECT col_type_is('sync_limit', 'max_waiters', 'integer', 'sync_limit.max_waiters is integer');
@@ -74,7 +78,7 @@ SELECT col_has_check('sync_limit', 'name', 'sync_limit.name has a CHECK constrai
 SELECT col_has_check('sync_limit', 'sizelimit', 'sync_limit.sizelimit has a CHECK constraint');
 SELECT is((SELECT count(*)::int FROM pg_catalog.pg_constraint
             WHERE conrelid = 'sync_limit'::regclass AND contype = 'c'),
-          7, 'sync_limit has seven CHECK constraints');
+          8, 'sync_limit has eight CHECK constraints');
 
 -- What the constraints mean.  The triggers only record the change; the
 -- final ROLLBACK discards it.
@@ -158,8 +162,10 @@ SELECT is(
       WHERE attrelid = 'sync_locks'::regclass AND attnum > 0 AND NOT attisdropped),
     ARRAY['lock_name', 'kind', 'sizelimit', 'holders', 'waiters', 'limit_row', 'max_waiters',
           'slots_held', 'rate_tokens', 'rate_next_refill',
-          'parent_row', 'parent_sizelimit', 'parent_slots_held'],
-    'sync_locks columns are (lock_name, kind, sizelimit, holders, waiters, limit_row, max_waiters, slots_held, rate_tokens, rate_next_refill, parent_row, parent_sizelimit, parent_slots_held)');
+          'parent_row', 'parent_sizelimit', 'parent_slots_held', 'guarantee', 'borrowed'],
+    'sync_locks columns are (lock_name, kind, sizelimit, holders, waiters, limit_row, max_waiters, slots_held, rate_tokens, rate_next_refill, parent_row, parent_sizelimit, parent_slots_held, guarantee, borrowed)');
+SELECT col_type_is('sync_locks', 'guarantee', 'integer', 'sync_locks.guarantee is integer');
+SELECT col_type_is('sync_locks', 'borrowed', 'integer', 'sync_locks.borrowed is integer');
 SELECT col_type_is('sync_locks', 'limit_row', 'text', 'sync_locks.limit_row is text');
 SELECT col_type_is('sync_locks', 'max_waiters', 'integer', 'sync_locks.max_waiters is integer');
 SELECT is(
