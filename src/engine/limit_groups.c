@@ -56,6 +56,7 @@
 #include "postgres.h"
 
 #include "miscadmin.h"
+#include "port/pg_bitutils.h"
 #include "storage/shmem.h"
 
 #include "engine/engine_internal.h"
@@ -172,6 +173,8 @@ sync_groups_enter_request(const SyncEntry *first)
 	const SyncEntry *e = first;
 	uint32		mask = 0;
 
+	if (first->nlocks == 1)
+		return sync_groups_enter_lock(sync_entry_lock(first));
 	do
 	{
 		SyncLock   *lock = sync_entry_lock(e);
@@ -186,9 +189,13 @@ sync_groups_enter_request(const SyncEntry *first)
 void
 sync_groups_leave(uint32 taken)
 {
-	for (int i = SYNC_GROUP_STRIPES - 1; i >= 0; i--)
-		if (taken & (1U << i))
-			LWLockRelease(sync_stripe_lock(i));
+	while (taken != 0)
+	{
+		int			i = pg_leftmost_one_pos32(taken);
+
+		LWLockRelease(sync_stripe_lock(i));
+		taken &= ~(1U << i);
+	}
 }
 
 /* The group of parent row 'name' in database dbid, or NULL.  Stripe held. */

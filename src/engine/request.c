@@ -45,7 +45,7 @@ sync_request_init(AcquireRequest *req, char **names, int nnames,
 		req->hashes = req->inline_arrays.hashes;
 		req->entries = req->inline_arrays.entries;
 		req->local_holds = req->inline_arrays.local_holds;
-		memset(req->limits, 0, sizeof(SyncLimitValue) * nnames);
+		/* (limits are read, all fields, before any use: sync_read_limits()) */
 		memset(req->entries, 0, sizeof(SyncEntry *) * nnames);
 	}
 	else

@@ -59,6 +59,7 @@ static bool in_rate_pass = false;
 
 static TimestampTz sync_grant_pass(SyncLock *lock);
 static void sync_group_pass(int32 groupno);
+static void sync_grant_deferred_items(void);
 
 /* The group whose pass runs now: it records no pass of itself. */
 #define SYNC_GROUP_PASS_ROUNDS	10000
@@ -621,6 +622,14 @@ void
 sync_grant_deferred(void)
 {
 	Assert(!sync_any_partition_held());
+	/* (most calls find nothing: the work is out of line) */
+	if (ndeferred > 0)
+		sync_grant_deferred_items();
+}
+
+static pg_noinline void
+sync_grant_deferred_items(void)
+{
 	while (ndeferred > 0)
 	{
 		DeferredRequest item = deferred[--ndeferred];
