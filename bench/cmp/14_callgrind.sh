@@ -10,7 +10,9 @@
 # pairs in one statement (the calls' own cost: the targets), and as two
 # prepared statements, in one transaction or each in its own (for
 # information); a keyed request and release against the table semaphore
-# of comparison 5, each statement its own transaction.
+# of comparison 5, each statement its own transaction; and, inline, for
+# information, an existing semaphore under a parent row (nested limits)
+# against an existing semaphore of its own row.
 # Targets: existing lock at most 2.0 x advisory, new lock at most 3.0 x,
 # keyed at most 1.0 x the table semaphore.
 #
@@ -42,6 +44,11 @@ cmp14_run() {
             CG[$c]=$(cg_per_pair "$dir" "cg_$c" "$CG_N" apart)
             log "comparison 14: $c ${CG[$c]} instructions per pair"
         done
+        for c in sem_same nested_same; do
+            CG[$c-inline]=$(cg_per_pair "$dir" "cg_inline_$c" "$CG_N")
+            CG[$c-inline-net]=$((CG[$c-inline] - CG[trivial-inline]))
+            log "comparison 14: $c, pairs inline, ${CG[$c-inline]} instructions per pair"
+        done
         add_summary "14. CPU, existing lock" "instructions per acquire+release pair, the calls' own (pairs in one statement, beyond the trivial pair's), syncwf / advisory (${CG[syncwf_same-inline-net]} / ${CG[advisory_same-inline-net]})" \
             "$(ratio "${CG[syncwf_same-inline-net]}" "${CG[advisory_same-inline-net]}")" "<=" 2.0
         add_summary "14. CPU, new lock" "the same with a new lock every pair (${CG[syncwf_new-inline-net]} / ${CG[advisory_new-inline-net]})" \
@@ -52,12 +59,15 @@ cmp14_run() {
             "$(ratio "${CG[syncwf_same-apart-net]}" "${CG[advisory_same-apart-net]}")" info ""
         add_summary "14. CPU, keyed" "instructions per keyed request+release, syncwf / table semaphore (${CG[keyed]} / ${CG[table]}), statements included" \
             "$(ratio "${CG[keyed]}" "${CG[table]}")" "<=" 1.0
+        add_summary "14. CPU, nested semaphore" "instructions per acquire+release pair of an existing semaphore whose limit comes with a parent row, the calls' own as for the existing lock, nested / plain semaphore (${CG[nested_same-inline-net]} / ${CG[sem_same-inline-net]})" \
+            "$(ratio "${CG[nested_same-inline-net]}" "${CG[sem_same-inline-net]}")" info ""
     else
         add_summary "14. CPU, existing lock" "instructions per acquire+release pair, the calls' own, syncwf / advisory" "n/a" "<=" 2.0
         add_summary "14. CPU, new lock" "the same with a new lock every pair" "n/a" "<=" 3.0
         add_summary "14. CPU, existing lock, statements" "the pair as two prepared statements in one transaction" "n/a" info ""
         add_summary "14. CPU, existing lock, pgbench-shaped" "each statement its own transaction" "n/a" info ""
         add_summary "14. CPU, keyed" "instructions per keyed request+release, syncwf / table semaphore" "n/a" "<=" 1.0
+        add_summary "14. CPU, nested semaphore" "instructions per acquire+release pair of an existing semaphore whose limit comes with a parent row, nested / plain semaphore" "n/a" info ""
     fi
 }
 
@@ -87,10 +97,16 @@ cmp14_describe() {
    \`sem/bench/k1..k1000\` of limit 2, a new holder key every pair, each
    statement its own transaction) against comparison 5's table semaphore
    (its count and insert in one statement, one fewer than the pgbench
-   script), statements included. A stand-alone backend prints every result
-   row as debug output, the same work for every contender. Targets, inline:
-   existing lock at most 2.0 x advisory's instructions, new lock at most
-   3.0 x; keyed at most the table's.
+   script), statements included. For information, inline too: one
+   existing semaphore of limit 1 whose limit comes from the pattern row
+   \`'benchn/*'\`, which names the parent row \`'benchnp/all'\` of
+   sizelimit 1000000 (1.8's nested limits: \`sync_acquire('sem/benchn/1')\`
+   + \`sync_release\`), against one of limit 1 from a row of its own
+   (\`'sem/bench/1'\`), each beyond the trivial pair: what counting and
+   checking at the parent costs per pair. A stand-alone backend prints
+   every result row as debug output, the same work for every contender.
+   Targets, inline: existing lock at most 2.0 x advisory's instructions,
+   new lock at most 3.0 x; keyed at most the table's.
    Code: bench/cmp/14_callgrind.sh, bench/lib/callgrind.sh.
 EOF
 }
@@ -122,5 +138,7 @@ EOF
     cat <<EOF
 | table semaphore: request (4 statements) + release | two per pair | ${CG[table]} | $((CG[table] - CG[trivial-apart])) |
 | keyed \`sync_request\` + \`sync_release\` | one per statement | ${CG[keyed]} | $((CG[keyed] - CG[trivial-apart])) |
+| \`sync_acquire\` + \`sync_release\`, one existing semaphore of limit 1, its own row | one for all pairs | ${CG[sem_same-inline]} | ${CG[sem_same-inline-net]} |
+| \`sync_acquire\` + \`sync_release\`, one existing semaphore of limit 1 under a parent row | one for all pairs | ${CG[nested_same-inline]} | ${CG[nested_same-inline-net]} |
 EOF
 }

@@ -11,7 +11,10 @@
 #                          created and the tables of comparison 5 loaded
 #                          (bench/keyed_setup.sql), with KEYED_SEMS
 #                          semaphores sem/bench/k<n> of limit KEYED_LIMIT in
-#                          sync_limit and in bench_sem_limit
+#                          sync_limit and in bench_sem_limit, and the rows of
+#                          the semaphores of comparison 14's nested pair:
+#                          'bench/1' (limit 1), the pattern 'benchn/*'
+#                          (limit 1) and its parent 'benchnp/all' (1000000)
 #   cg_per_pair DIR GEN N [MODE]
 #                          marginal instructions per pair: the backend runs
 #                          once with the statements "GEN N" prints, once
@@ -49,6 +52,8 @@ cg_init() {
         -c "CREATE EXTENSION syncwf" -f "$ROOT/bench/keyed_setup.sql" \
         -c "INSERT INTO sync_limit SELECT 'bench/k' || g, ${KEYED_LIMIT:-2} FROM generate_series(1, ${KEYED_SEMS:-1000}) g" \
         -c "INSERT INTO bench_sem_limit SELECT 'sem/bench/k' || g, ${KEYED_LIMIT:-2} FROM generate_series(1, ${KEYED_SEMS:-1000}) g" \
+        -c "INSERT INTO sync_limit (name, sizelimit) VALUES ('bench/1', 1), ('benchnp/all', 1000000);
+            INSERT INTO sync_limit (name, sizelimit, parent) VALUES ('benchn/*', 1, 'benchnp/all')" \
         -c "CHECKPOINT" >/dev/null
     as_pg "$PG_BINDIR/pg_ctl" -D "$dir/data" -w -m fast stop >/dev/null
 }
@@ -154,4 +159,12 @@ cg_inline_advisory_new() {
 }
 cg_inline_syncwf_new() {
     echo "SELECT count(*) FROM (SELECT sync_acquire('mtx/b/n' || g) AS a, sync_release('mtx/b/n' || g) AS b FROM generate_series(1, $1) g OFFSET 0) s;"
+}
+# one existing semaphore of limit 1, from its own row, against one whose
+# limit 1 comes from a pattern row with a parent (nested limits, 1.8)
+cg_inline_sem_same() {
+    echo "SELECT count(*) FROM (SELECT sync_acquire('sem/bench/1') AS a, sync_release('sem/bench/1') AS b FROM generate_series(1, $1) g OFFSET 0) s;"
+}
+cg_inline_nested_same() {
+    echo "SELECT count(*) FROM (SELECT sync_acquire('sem/benchn/1') AS a, sync_release('sem/benchn/1') AS b FROM generate_series(1, $1) g OFFSET 0) s;"
 }

@@ -139,7 +139,9 @@ bench_database() {
         q "INSERT INTO sync_limit SELECT 'bench/' || g, 1 FROM generate_series(1, $NAMES) g" >/dev/null
         log "sync_limit: $NAMES rows 'bench/1'..'bench/$NAMES' with sizelimit 1 ($((SECONDS - t)) s)"
         q "INSERT INTO sync_limit SELECT 'benchw/' || g, 4 FROM generate_series(1, $NAMES) g;
-           INSERT INTO sync_limit VALUES ('benchp/*', 1)" >/dev/null
+           INSERT INTO sync_limit VALUES ('benchp/*', 1);
+           INSERT INTO sync_limit (name, sizelimit) VALUES ('benchnp/all', 1000000);
+           INSERT INTO sync_limit (name, sizelimit, parent) VALUES ('benchn/*', 1, 'benchnp/all')" >/dev/null
         q "INSERT INTO sync_limit SELECT 'bench/k' || g, $KEYED_LIMIT FROM generate_series(1, $KEYED_SEMS) g;
            INSERT INTO sync_limit VALUES ('${DEEP_LOCK#sem/}', $CLIENTS)" >/dev/null
     fi

@@ -55,7 +55,8 @@ concurrency policies (\`sync_execution_create\` / \`sync_execution_update\`):
 against the count-then-insert Flyte's admin does (8), and the hand-off of a
 freed slot to a pending execution (9). Comparison 10 measures what 1.5's
 capacity model costs: weighted slots, shared mutex holds and limits from a
-pattern row, against the plain acquire of comparison 1; comparison 11 how
+pattern row, and what 1.8's nested limits cost (a parent row counted at
+every grant), against the plain acquire of comparison 1; comparison 11 how
 late a rate-limited semaphore grants after each token's due time; comparison 12
 how much of a semaphore best-effort queueing keeps busy that a strict queue
 leaves idle; comparison 13 what counting per-lock statistics costs the
