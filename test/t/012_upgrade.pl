@@ -440,7 +440,7 @@ my @changes = (
 	  qr/^\+ column sync_launch_event\.reason: .*type character varying\(100\),/m ],
 	[ 'an added column',
 	  'ALTER TABLE sync_limit ADD COLUMN note text',
-	  qr/^\+ column sync_limit\.note: position 8,/m ],
+	  qr/^\+ column sync_limit\.note: position \d+,/m ],
 	[ 'a table\'s ACL',
 	  'GRANT INSERT ON sync_limit TO PUBLIC',
 	  qr/^\+ relation sync_limit: .*acl .*=ar\//m ],
@@ -461,9 +461,7 @@ my @changes = (
 	  qr/^\+ trigger sync_state_deleted on sync_state: .*enabled D$/m ],
 	[ 'a view definition',
 	  q{CREATE OR REPLACE VIEW sync_locks AS
-	    SELECT lock_name, kind, sizelimit, holders, waiters, limit_row, max_waiters, slots_held,
-	           rate_tokens, rate_next_refill, parent_row, parent_sizelimit, parent_slots_held
-	      FROM sync_lock_status() WHERE holders > 0},
+	    SELECT * FROM sync_lock_status() WHERE holders > 0},
 	  qr/^\+ view sync_locks: .*holders > 0/m ],
 	[ 'a sequence',
 	  'ALTER SEQUENCE sync_launch_event_event_id_seq INCREMENT BY 2',
