@@ -32,6 +32,7 @@ OBJS         = src/core/client_wait.o src/core/guc.o src/core/holder_wakeups.o \
                src/engine/rate_limits.o src/engine/request.o \
                src/engine/sem_limits.o src/engine/stats.o \
                src/engine/stats_persist.o src/engine/wait_queue.o \
+               src/engine/wait_reasons.o \
                src/engine/worker_deadlines.o \
                src/keyed/controllers.o src/keyed/holder_table.o \
                src/keyed/keyed_load.o src/keyed/keyed_ops.o \

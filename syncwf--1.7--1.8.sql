@@ -229,3 +229,46 @@ CREATE VIEW sync_locks AS
       FROM sync_lock_status();
 COMMENT ON VIEW sync_locks IS 'One row per live syncwf lock of the current database';
 GRANT SELECT ON sync_locks TO PUBLIC;
+
+-- sync_waiters says why each waiter waits: for what (waiting_for), at
+-- which sync_limit row, by whose holds, and an estimate of how long.  The
+-- function and both views over it are made again, as above.
+DROP VIEW sync_holders, sync_waiters;
+DROP FUNCTION sync_entry_status();
+CREATE FUNCTION sync_entry_status(OUT lock_name text, OUT state text,
+                                  OUT pid integer, OUT scope text,
+                                  OUT token bigint, OUT priority integer,
+                                  OUT queue_position integer,
+                                  OUT request_size integer,
+                                  OUT since timestamptz,
+                                  OUT holder text, OUT controller text,
+                                  OUT lease_expires timestamptz,
+                                  OUT active boolean, OUT slots integer,
+                                  OUT mode text, OUT passes integer,
+                                  OUT fair_key text, OUT fair_weight integer,
+                                  OUT waiting_for text, OUT waiting_for_row text,
+                                  OUT blocking_pids integer[],
+                                  OUT blocking_holders text[],
+                                  OUT estimated_wait interval)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'sync_entry_status'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+CREATE VIEW sync_holders AS
+    SELECT lock_name, pid, scope, token, priority, since,
+           holder, controller, lease_expires, slots, mode, fair_key
+      FROM sync_entry_status()
+     WHERE state = 'held';
+COMMENT ON VIEW sync_holders IS 'One row per granted hold of the current database';
+
+CREATE VIEW sync_waiters AS
+    SELECT lock_name, pid, scope, priority, queue_position AS position,
+           request_size, since AS waiting_since, holder, controller, active,
+           slots, mode, passes, fair_key, fair_weight,
+           waiting_for, waiting_for_row, blocking_pids, blocking_holders,
+           estimated_wait
+      FROM sync_entry_status()
+     WHERE state = 'pending';
+COMMENT ON VIEW sync_waiters IS 'One row per queue entry of the current database, in queue order; entries of inactive controllers (active = false, no position) are passed over';
+
+GRANT SELECT ON sync_holders, sync_waiters TO PUBLIC;

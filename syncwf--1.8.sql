@@ -402,7 +402,11 @@ CREATE FUNCTION sync_entry_status(OUT lock_name text, OUT state text,
                                   OUT lease_expires timestamptz,
                                   OUT active boolean, OUT slots integer,
                                   OUT mode text, OUT passes integer,
-                                  OUT fair_key text, OUT fair_weight integer)
+                                  OUT fair_key text, OUT fair_weight integer,
+                                  OUT waiting_for text, OUT waiting_for_row text,
+                                  OUT blocking_pids integer[],
+                                  OUT blocking_holders text[],
+                                  OUT estimated_wait interval)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'sync_entry_status'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
@@ -424,7 +428,9 @@ COMMENT ON VIEW sync_holders IS 'One row per granted hold of the current databas
 CREATE VIEW sync_waiters AS
     SELECT lock_name, pid, scope, priority, queue_position AS position,
            request_size, since AS waiting_since, holder, controller, active,
-           slots, mode, passes, fair_key, fair_weight
+           slots, mode, passes, fair_key, fair_weight,
+           waiting_for, waiting_for_row, blocking_pids, blocking_holders,
+           estimated_wait
       FROM sync_entry_status()
      WHERE state = 'pending';
 COMMENT ON VIEW sync_waiters IS 'One row per queue entry of the current database, in queue order; entries of inactive controllers (active = false, no position) are passed over';

@@ -24,10 +24,7 @@
 #include "utils/timestamp.h"
 #include "core/core.h"
 
-/*
- * stats.c: Per-lock statistics: what the engine counts through a lock's row,
- * and the copies the view sync_lock_stats shows.
- */
+/* stats.c: Per-lock statistics: what the engine counts, the view's copies. */
 
 /* A row of counts: one lock's, one namespace's, or the overflow row's. */
 typedef struct SyncStats SyncStats;
@@ -73,11 +70,7 @@ extern TimestampTz sync_stats_reset(Oid dbid, const char *name);
  * them.
  */
 
-/*
- * How often a request refused for a full lock table makes room (evicting a
- * cached lock, waiting for partitions if need be) and tries again
- * before it reports the table full.
- */
+/* Tries to make room for a request before it reports the lock table full. */
 #define SYNC_MAKE_ROOM_ATTEMPTS	8
 
 /* Lock table partitions; each has its own LWLock.  Must be a power of 2. */
@@ -351,9 +344,8 @@ sync_elist_push_tail(SyncEntryList *list, SyncEntry *e, size_t field)
 		 e##_next_ = (e != NULL ? sync_entry_at(e->field.next) : NULL))
 
 /*
- * The lock table's shared control block.  The partition locks protect the
- * locks and entries of their partitions: their hash chains, and the live,
- * idle and rate lists (linked by lock number); the counters are atomics.
+ * The lock table's control block.  The partition locks protect their locks'
+ * hash chains and live, idle and rate lists; the counters are atomics.
  */
 typedef struct SyncShmem
 {
@@ -487,10 +479,7 @@ sync_any_partition_held(void)
 	return false;
 }
 
-/*
- * deadlock.c: Waits-for cycles through syncwf's waits and PostgreSQL's
- * heavyweight locks.
- */
+/* deadlock.c: Waits-for cycles through syncwf's and PostgreSQL's locks. */
 
 extern void sync_deadlock_shmem_request(void);
 extern void sync_deadlock_shmem_init(void);
@@ -663,9 +652,8 @@ extern void sync_limits_at_commit(void);
 extern void sync_limits_forget(void);
 
 /*
- * request.c: A request being bound to locks: the building blocks a session's
- * acquire (backend_holds.c) and a holder key's request (holder_table.c)
- * share, and withdrawing a request from its queues.
+ * request.c: Binding a request to locks (the blocks backend_holds.c and
+ * holder_table.c share), and withdrawing a request from its queues.
  */
 
 /*
@@ -786,6 +774,18 @@ extern uint32 sync_groups_enter_request(const SyncEntry *first);
 extern void sync_groups_leave(uint32 taken);
 extern bool sync_lock_group_info(const SyncLock *lock, char *name, int32 *limit,
 								 int32 *slots_held);
+
+/* wait_reasons.c: why a pending entry waits (sync_waiters); partitions held. */
+#define SYNC_WHY_BLOCKERS_EACH	16	/* of backends' entries, and of holder keys' */
+typedef struct SyncWhy
+{
+	const char *reason;			/* "limit", "queue", ... */
+	char	   *row;			/* the sync_limit row in the way, or NULL */
+	int			nblockers;		/* whose entries it needs gone: */
+	SyncEntry  *blockers[2 * SYNC_WHY_BLOCKERS_EACH];
+	int64		estimate_us;	/* -1: no estimate */
+} SyncWhy;
+extern void sync_wait_reason(SyncEntry *e, SyncWhy *why);
 
 /*
  * Called by sync_request_grant() and sync_handoff_grant() for every keyed entry they

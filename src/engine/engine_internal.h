@@ -160,6 +160,7 @@ extern void sync_stats_wait_ended(SyncStats *s, SyncWaitEnd how,
 								  TimestampTz since);
 extern void sync_stats_hold_ended(SyncStats *s, TimestampTz since);
 extern void sync_stats_queued(SyncStats *s, int32 nwaiting);
+extern int64 sync_stats_mean_hold(SyncStats *s);
 extern void sync_stats_set_restore_hook(SyncStatsRestoreHook hook);
 extern bool sync_stats_restore_row(const SyncStatsSaved *saved);
 extern int	sync_stats_save(void (*save) (const SyncStatsSaved *saved, void *arg),
@@ -248,6 +249,7 @@ extern void sync_group_count(SyncLock *lock, int32 dslots, int32 dheld);
 extern bool sync_group_admits(const SyncEntry *e, int32 released);
 extern bool sync_group_has_room(const SyncEntry *e);
 extern bool sync_group_full_for(const SyncEntry *w);
+extern uint32 sync_groups_share_lock(const SyncLock *lock);
 extern void sync_group_set_ready(SyncLock *lock, const SyncEntry *front);
 extern int32 sync_group_first_ready(int32 groupno, uint32 *hashcode, uint64 *seq);
 extern void sync_defer_group(int32 groupno);	/* wait_queue.c */

@@ -166,6 +166,23 @@ sync_groups_enter_lock(const SyncLock *lock)
 	return sync_groups_enter_mask(1U << sync_group_stripe_of(sync_group_at(lock->groupno)->hashcode));
 }
 
+/*
+ * For the views (wait_reasons.c): take the stripe of 'lock's group shared,
+ * if it has one; returns it for sync_groups_leave().  Partitions held.
+ */
+uint32
+sync_groups_share_lock(const SyncLock *lock)
+{
+	int			stripe;
+
+	if (lock->groupno == SYNC_ENTRY_NONE)
+		return 0;
+	stripe = sync_group_stripe_of(sync_group_at(lock->groupno)->hashcode);
+	Assert(!LWLockHeldByMe(sync_stripe_lock(stripe)));
+	LWLockAcquire(sync_stripe_lock(stripe), LW_SHARED);
+	return 1U << stripe;
+}
+
 /* ... of the groups of every lock of the request of 'first'. */
 uint32
 sync_groups_enter_request(const SyncEntry *first)

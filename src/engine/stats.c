@@ -438,6 +438,20 @@ sync_stats_hold_ended(SyncStats *s, TimestampTz since)
 	sync_stats_add(s, SC_HOLD_TOTAL, now > since ? (uint64) (now - since) : 0);
 }
 
+/*
+ * The mean time of the holds released in row s, in microseconds, or -1
+ * before the first (the estimates of sync_waiters, wait_reasons.c).
+ */
+int64
+sync_stats_mean_hold(SyncStats *s)
+{
+	uint64		count = pg_atomic_read_u64(&s->counters[SC_HOLD_COUNT]);
+
+	if (count == 0)
+		return -1;
+	return (int64) (pg_atomic_read_u64(&s->counters[SC_HOLD_TOTAL]) / count);
+}
+
 /* The queue is now 'nwaiting' long. */
 void
 sync_stats_queued(SyncStats *s, int32 nwaiting)

@@ -12,6 +12,7 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "catalog/pg_type_d.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
@@ -78,6 +79,49 @@ sync_lock_status(PG_FUNCTION_ARGS)
 	return (Datum) 0;
 }
 
+/* Microseconds as an interval (NULL below 0: nothing measured yet). */
+static Datum
+measured_interval(int64 us, bool *isnull)
+{
+	Interval   *iv = palloc0(sizeof(Interval));
+
+	*isnull = (us < 0);
+	iv->time = us;
+	return IntervalPGetDatum(iv);
+}
+
+/*
+ * The five columns of why a waiter waits (1.8): waiting_for,
+ * waiting_for_row, blocking_pids, blocking_holders, estimated_wait; all
+ * NULL for a hold.
+ */
+static void
+sync_entry_reason_values(const EntryRow *row, Datum *values, bool *nulls)
+{
+	Datum	   *pids;
+	Datum	   *holders;
+
+	if (row->waiting_for == NULL)
+	{
+		for (int i = 0; i < 5; i++)
+			nulls[i] = true;
+		return;
+	}
+	values[0] = CStringGetTextDatum(row->waiting_for);
+	values[1] = row->waiting_row ? CStringGetTextDatum(row->waiting_row) : (Datum) 0;
+	nulls[1] = (row->waiting_row == NULL);
+	pids = palloc(sizeof(Datum) * Max(row->nblocking_pids, 1));
+	for (int i = 0; i < row->nblocking_pids; i++)
+		pids[i] = Int32GetDatum(row->blocking_pids[i]);
+	holders = palloc(sizeof(Datum) * Max(row->nblocking_holders, 1));
+	for (int i = 0; i < row->nblocking_holders; i++)
+		holders[i] = CStringGetTextDatum(row->blocking_holders[i]);
+	values[2] = PointerGetDatum(construct_array(pids, row->nblocking_pids, INT4OID,
+												sizeof(int32), true, TYPALIGN_INT));
+	values[3] = PointerGetDatum(construct_array(holders, row->nblocking_holders,
+												TEXTOID, -1, false, TYPALIGN_INT));
+	values[4] = measured_interval(row->estimate_us, &nulls[4]);
+}
 
 PG_FUNCTION_INFO_V1(sync_entry_status);
 Datum
@@ -92,14 +136,14 @@ sync_entry_status(PG_FUNCTION_ARGS)
 	nrows = sync_status_entries(&rows);
 	/*
 	 * slots and mode only with the 1.5 definition, passes, fair_key and
-	 * fair_weight with 1.6 (see above)
+	 * fair_weight with 1.6, why it waits with 1.8 (see above)
 	 */
-	Assert(rsinfo->setDesc->natts <= 18);
+	Assert(rsinfo->setDesc->natts <= 23);
 	for (int i = 0; i < nrows; i++)
 	{
 		EntryRow   *row = &rows[i];
-		Datum		values[18];
-		bool		nulls[18] = {false};
+		Datum		values[23];
+		bool		nulls[23] = {false};
 		bool		held = (row->state == SYNC_ENTRY_HELD);
 		bool		keyed = (row->scope == SYNC_SCOPE_KEYED);
 
@@ -132,22 +176,12 @@ sync_entry_status(PG_FUNCTION_ARGS)
 		nulls[16] = (row->fair_key == NULL);
 		values[17] = Int32GetDatum(row->fair_weight);
 		nulls[17] = held;
+		sync_entry_reason_values(row, &values[18], &nulls[18]);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;
 }
 
-
-/* Microseconds as an interval (NULL below 0: nothing measured yet). */
-static Datum
-measured_interval(int64 us, bool *isnull)
-{
-	Interval   *iv = palloc0(sizeof(Interval));
-
-	*isnull = (us < 0);
-	iv->time = us;
-	return IntervalPGetDatum(iv);
-}
 
 PG_FUNCTION_INFO_V1(sync_lock_stats_rows);
 Datum

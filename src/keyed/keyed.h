@@ -402,6 +402,14 @@ typedef struct EntryRow
 	char	   *holder;			/* keyed */
 	char	   *controller;		/* keyed, with a controller */
 	TimestampTz lease_expires;	/* keyed, with a lease */
+	/* pending: why it waits (engine's wait_reasons.c) */
+	const char *waiting_for;	/* the reason; NULL when held */
+	char	   *waiting_row;	/* the sync_limit row in the way, or NULL */
+	int32		nblocking_pids;
+	int32	   *blocking_pids;	/* backends whose entries it needs gone */
+	int32		nblocking_holders;
+	char	  **blocking_holders;	/* ... holder keys */
+	int64		estimate_us;	/* -1: no estimate */
 } EntryRow;
 
 extern int	sync_status_locks(LockRow **rows);

@@ -4,7 +4,8 @@
  *		What the monitoring views (sync_locks, sync_holders, sync_waiters)
  *		show: copies of the lock table and its entries in this database,
  *		made under every partition lock (shared, in order), so that the
- *		views build their rows with no lock held.
+ *		views build their rows with no lock held; a waiter's reason
+ *		(sync_wait_reason()) is worked out in the same snapshot.
  *
  * No state of its own.
  *
@@ -17,6 +18,34 @@
 #include "utils/timestamp.h"
 
 #include "keyed/keyed_internal.h"
+
+/*
+ * Why pending entry e waits (the engine's sync_wait_reason()), in row:
+ * its blockers as pids of backends and holder keys.  Every partition held.
+ */
+static void
+sync_copy_reason(SyncEntry *e, EntryRow *row)
+{
+	SyncWhy		why;
+
+	sync_wait_reason(e, &why);
+	row->waiting_for = why.reason;
+	row->waiting_row = why.row;
+	row->estimate_us = why.estimate_us;
+	row->nblocking_pids = row->nblocking_holders = 0;
+	row->blocking_pids = palloc(sizeof(int32) * Max(why.nblockers, 1));
+	row->blocking_holders = palloc(sizeof(char *) * Max(why.nblockers, 1));
+	for (int i = 0; i < why.nblockers; i++)
+	{
+		SyncEntry  *b = why.blockers[i];
+
+		if (b->scope == SYNC_SCOPE_KEYED)
+			row->blocking_holders[row->nblocking_holders++] =
+				pstrdup(sync_entry_holder(b)->tag.key);
+		else
+			row->blocking_pids[row->nblocking_pids++] = b->pid;
+	}
+}
 
 static int
 sync_copy_entries(SyncEntryList *list, EntryRow *rows, int nrows, const char *name,
@@ -53,6 +82,9 @@ sync_copy_entries(SyncEntryList *list, EntryRow *rows, int nrows, const char *na
 				row->controller = pstrdup(sync_controller_name(e->controller));
 			row->lease_expires = e->lease_expires;
 		}
+		row->waiting_for = NULL;
+		if (e->state != SYNC_ENTRY_HELD)
+			sync_copy_reason(e, row);
 	}
 	return nrows;
 }

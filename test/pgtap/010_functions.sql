@@ -68,7 +68,7 @@ INSERT INTO api VALUES
    'execution_id text, phase text');
 
 -- 25 functions x 7 assertions, 7 for sync_channel, 4 others
-SELECT plan(189);
+SELECT plan(190);
 
 SELECT has_extension('syncwf', 'extension syncwf is installed');
 
@@ -161,6 +161,20 @@ SELECT is(pg_get_function_arguments('sync_lock_status()'::regprocedure),
           'OUT parent_sizelimit integer, OUT parent_slots_held integer, '
           'OUT guarantee integer, OUT borrowed integer',
           'sync_lock_status() has the OUT columns of sync_locks, parent_row, parent_sizelimit, parent_slots_held, guarantee and borrowed last');
+
+-- The columns of the function behind sync_holders and sync_waiters (1.8
+-- adding why a waiter waits at the end).
+SELECT is(pg_get_function_arguments('sync_entry_status()'::regprocedure),
+          'OUT lock_name text, OUT state text, OUT pid integer, OUT scope text, '
+          'OUT token bigint, OUT priority integer, OUT queue_position integer, '
+          'OUT request_size integer, OUT since timestamp with time zone, '
+          'OUT holder text, OUT controller text, '
+          'OUT lease_expires timestamp with time zone, OUT active boolean, '
+          'OUT slots integer, OUT mode text, OUT passes integer, OUT fair_key text, '
+          'OUT fair_weight integer, OUT waiting_for text, OUT waiting_for_row text, '
+          'OUT blocking_pids integer[], OUT blocking_holders text[], '
+          'OUT estimated_wait interval',
+          'sync_entry_status() has waiting_for, waiting_for_row, blocking_pids, blocking_holders and estimated_wait last');
 
 -- Named-argument calls work with the documented names.
 SELECT lives_ok(

@@ -4,7 +4,7 @@
 -- trigger), the monitoring views and their column types, and the
 -- syncwf_admin role.
 BEGIN;
-SELECT plan(150);
+SELECT plan(155);
 
 -- sync_limit ---------------------------------------------------------------
 SELECT has_table('sync_limit', 'table sync_limit exists');
@@ -178,8 +178,9 @@ SELECT is(
     (SELECT array_agg(attname::text ORDER BY attnum) FROM pg_catalog.pg_attribute
       WHERE attrelid = 'sync_waiters'::regclass AND attnum > 0 AND NOT attisdropped),
     ARRAY['lock_name', 'pid', 'scope', 'priority', 'position', 'request_size', 'waiting_since',
-          'holder', 'controller', 'active', 'slots', 'mode', 'passes', 'fair_key', 'fair_weight'],
-    'sync_waiters columns are (lock_name, pid, scope, priority, position, request_size, waiting_since, holder, controller, active, slots, mode, passes, fair_key, fair_weight)');
+          'holder', 'controller', 'active', 'slots', 'mode', 'passes', 'fair_key', 'fair_weight',
+          'waiting_for', 'waiting_for_row', 'blocking_pids', 'blocking_holders', 'estimated_wait'],
+    'sync_waiters columns are (lock_name, pid, scope, priority, position, request_size, waiting_since, holder, controller, active, slots, mode, passes, fair_key, fair_weight, waiting_for, waiting_for_row, blocking_pids, blocking_holders, estimated_wait)');
 SELECT is(
     (SELECT array_agg(attname::text ORDER BY attnum) FROM pg_catalog.pg_attribute
       WHERE attrelid = 'sync_lock_stats'::regclass AND attnum > 0 AND NOT attisdropped),
@@ -211,6 +212,11 @@ SELECT col_type_is(v, c, t, format('%s.%s is %s', v, c, t))
     ('sync_waiters', 'passes',        'integer'),
     ('sync_waiters', 'fair_key',      'text'),
     ('sync_waiters', 'fair_weight',   'integer'),
+    ('sync_waiters', 'waiting_for',   'text'),
+    ('sync_waiters', 'waiting_for_row', 'text'),
+    ('sync_waiters', 'blocking_pids', 'integer[]'),
+    ('sync_waiters', 'blocking_holders', 'text[]'),
+    ('sync_waiters', 'estimated_wait', 'interval'),
     ('sync_holders', 'fair_key',      'text'),
     ('sync_lock_stats', 'lock_name',        'text'),
     ('sync_lock_stats', 'grants_immediate', 'bigint'),
