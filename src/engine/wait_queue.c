@@ -61,10 +61,13 @@ static TimestampTz sync_grant_pass(SyncLock *lock);
 static void sync_group_pass(int32 groupno);
 static void sync_grant_deferred_items(void);
 
-/* The group whose pass runs now: it records no pass of itself. */
-#define SYNC_GROUP_PASS_ROUNDS	10000
-static int32 in_group_pass = SYNC_ENTRY_NONE;
 static void sync_queue_rate_check(SyncEntry *first);
+
+/* The group whose pass runs now: it records no pass of itself. */
+static int32 in_group_pass = SYNC_ENTRY_NONE;
+
+/* Most rounds of one group pass (each grants, or puts a waiter right). */
+#define SYNC_GROUP_PASS_ROUNDS	10000
 
 void
 sync_queue_set_grant_hook(SyncGrantHook hook)
