@@ -12,8 +12,9 @@
 # the cost of per-lock statistics (13), server instructions per call
 # under callgrind (14), keyed requests joining a queue 1,000 and
 # 1,000,000 deep (15), shared memory at start and with 2,000,000 locks
-# (16), and workloads 1 and 4 against the build before memory grew with
-# use (17).  Contenders are interleaved
+# (16), workloads 1 and 4 against the build before memory grew with use
+# (17), and how soon a request within its child's guaranteed share of a
+# full parent is granted (18).  Contenders are interleaved
 # within the run (A, B, A, B, ...) so machine noise hits all of them; the
 # median of each contender is reported.  Comparisons 10 and 13, whose
 # contenders differ by a few percent at most, go further: they share one
@@ -46,7 +47,7 @@
 # add a comparison.
 #
 # Environment:
-#   BENCH_ONLY         comparisons to run: "all" (default), "engine" (1-4, 10-14, 16, 17),
+#   BENCH_ONLY         comparisons to run: "all" (default), "engine" (1-4, 10-14, 16-18),
 #                      "keyed" (5-7, 15), "launch" (8-9) or numbers, e.g. "5 7"
 #                      or "1,5"; the others are reported as not run.  A
 #                      partial run writes its report to
@@ -60,7 +61,7 @@
 #                      1,000,000 locks (a few seconds each)
 #   BENCH_HANDOFFS     iterations per session in comparison 3 (default 1001,
 #                      i.e. 2001 hand-offs per round)
-#   BENCH_LAT_ROUNDS   rounds per contender in comparisons 3, 7 and 9,
+#   BENCH_LAT_ROUNDS   rounds per contender in comparisons 3, 7, 9 and 18,
 #                      interleaved (default 3)
 #   BENCH_DEEP_ORDER   order of empty/deep rounds in comparison 6 (default
 #                      "E F E F E F E F"); every F after an E queues 100,000
@@ -129,7 +130,7 @@ RUN=" "
 for w in ${BENCH_ONLY//,/ }; do
     case $w in
     all) RUN+="${CMPS[*]} " ;;
-    engine) RUN+="1 2 3 4 10 11 12 13 14 16 17 " ;;
+    engine) RUN+="1 2 3 4 10 11 12 13 14 16 17 18 " ;;
     keyed) RUN+="5 6 7 15 " ;;
     launch) RUN+="8 9 " ;;
     *)

@@ -11,7 +11,7 @@
 
 # the order of the detail sections after the per-round table; a new
 # comparison with a cmpN_details adds its number at the end
-REPORT_DETAILS="11 12 3 7 9 8 6 4 14 15 16 17"
+REPORT_DETAILS="11 12 3 7 9 8 6 4 14 15 16 17 18"
 
 write_report() {
     local c
@@ -78,7 +78,7 @@ EOF
 
 \`\`\`
 make bench                    # BENCH_SECONDS=N to change the length of each run
-BENCH_ONLY=keyed make bench   # only comparisons 5-7 and 15 (engine: 1-4 and 10-14, launch: 8-9,
+BENCH_ONLY=keyed make bench   # only comparisons 5-7 and 15 (engine: 1-4, 10-14 and 16-18, launch: 8-9,
                               # or numbers, e.g. BENCH_ONLY="1 5"); a partial
                               # run writes .bench/benchmarks.md
 SYNCWF_NO_BUILD=1 make bench  # benchmark the syncwf already installed
