@@ -482,38 +482,48 @@ sync_guarantee_class(const SyncLock *lock, int32 weight)
 }
 
 /*
- * Does ready lock m's waiter go before entry e: a child under its
- * guarantee first, then priority, queue time, arrival?
+ * A waiter's place in the parent's order: a child under its guarantee
+ * first (class 0), then priority, queue time, arrival.
  */
-static inline bool
-sync_ready_precedes(const SyncLock *m, const SyncEntry *e)
+typedef struct SyncReadyKey
 {
-	int			cm = sync_guarantee_class(m, m->ready_slots);
-	int			ce = sync_guarantee_class(sync_entry_lock(e), sync_entry_weight(e));
+	int			cls;
+	int32		priority;
+	TimestampTz queued_at;
+	uint64		seq;
+} SyncReadyKey;
 
-	if (cm != ce)
-		return cm < ce;
-	if (m->ready_priority != e->priority)
-		return m->ready_priority > e->priority;
-	if (m->ready_queued_at != e->queued_at)
-		return m->ready_queued_at < e->queued_at;
-	return m->ready_seq < e->seq;
+/* ... of ready lock m's waiter */
+static inline SyncReadyKey
+sync_ready_key(const SyncLock *m)
+{
+	SyncReadyKey k = {sync_guarantee_class(m, m->ready_slots), m->ready_priority,
+	m->ready_queued_at, m->ready_seq};
+
+	return k;
 }
 
-/* Does ready lock a's waiter go before ready lock b's? */
-static bool
-sync_ready_before(const SyncLock *a, const SyncLock *b)
+/* ... of entry e, asking now */
+static inline SyncReadyKey
+sync_entry_key(const SyncEntry *e)
 {
-	int			ca = sync_guarantee_class(a, a->ready_slots);
-	int			cb = sync_guarantee_class(b, b->ready_slots);
+	SyncReadyKey k = {sync_guarantee_class(sync_entry_lock(e), sync_entry_weight(e)),
+	e->priority, e->queued_at, e->seq};
 
-	if (ca != cb)
-		return ca < cb;
-	if (a->ready_priority != b->ready_priority)
-		return a->ready_priority > b->ready_priority;
-	if (a->ready_queued_at != b->ready_queued_at)
-		return a->ready_queued_at < b->ready_queued_at;
-	return a->ready_seq < b->ready_seq;
+	return k;
+}
+
+/* Does the waiter of key a go before that of key b? */
+static inline bool
+sync_key_before(SyncReadyKey a, SyncReadyKey b)
+{
+	if (a.cls != b.cls)
+		return a.cls < b.cls;
+	if (a.priority != b.priority)
+		return a.priority > b.priority;
+	if (a.queued_at != b.queued_at)
+		return a.queued_at < b.queued_at;
+	return a.seq < b.seq;
 }
 
 /*
@@ -554,7 +564,7 @@ sync_group_admits(const SyncEntry *e, int32 released)
 	for (SyncLock *m = sync_lock_at(g->ready.head); m != NULL;
 		 m = sync_lock_at(m->group_link.next))
 		if (m != lock && m->group_ready == SYNC_READY_ONE &&
-			sync_ready_precedes(m, e))
+			sync_key_before(sync_ready_key(m), sync_entry_key(e)))
 			return false;
 	return true;
 }
@@ -649,7 +659,7 @@ sync_group_first_ready(int32 groupno, uint32 *hashcode, uint64 *seq)
 			if (one)
 				best = m;
 		}
-		else if (sync_ready_before(m, best))
+		else if (sync_key_before(sync_ready_key(m), sync_ready_key(best)))
 			best = m;
 	}
 	if (best != NULL && g->slots_held + best->ready_slots <= g->limit)
