@@ -253,6 +253,16 @@ CALL regress_util.expect_error($$SELECT sync_acquire('sem/nest/all')$$);
 CALL regress_util.expect_error($$SELECT sync_try_acquire('sem/nest/all')$$);
 CALL regress_util.expect_error($$SELECT * FROM sync_request('sem/nest/all', 'nest-holder')$$);
 
+-- a request of several children takes the sum of their slots under the
+-- parent: more than its sizelimit could never be granted (22023, in every
+-- form, and nothing is left behind); as much as it is granted
+CALL regress_util.expect_error($$SELECT sync_acquire(ARRAY['sem/nest/p', 'sem/nest/q', 'sem/nest/r', 'sem/nest/s'], slots => 3)$$);
+CALL regress_util.expect_error($$SELECT sync_try_acquire(ARRAY['sem/nest/p', 'sem/nest/q', 'sem/nest/r', 'sem/nest/s'], slots => 3)$$);
+CALL regress_util.expect_error($$SELECT * FROM sync_request(ARRAY['sem/nest/p', 'sem/nest/q', 'sem/nest/r', 'sem/nest/s'], 'nest-holder', slots => 3)$$);
+SELECT count(*) AS left_behind FROM sync_state WHERE workflowkey = 'nest-holder';
+SELECT array_length(sync_acquire(ARRAY['sem/nest/p', 'sem/nest/q', 'sem/nest/r'], slots => 3), 1) AS granted_9_of_10;
+SELECT sync_release_all() AS released;
+
 -- a row that becomes a parent while its semaphore is held: the hold
 -- stays, newcomers are refused
 INSERT INTO sync_limit (name, sizelimit) VALUES ('nest2/top', 4);

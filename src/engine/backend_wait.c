@@ -47,13 +47,14 @@ typedef struct SyncUnfit
 {
 	char		lock_name[SYNC_NAME_BUFLEN];
 	int32		slots;			/* the request's */
-	int32		limit;			/* the lock's limit, or its rate_limit */
-	bool		rate;			/* ... which one */
+	int32		limit;			/* the lock's limit, rate_limit or parent's */
+	SyncUnfitKind why;			/* ... which one */
+	char		parent[SYNC_NAME_BUFLEN];	/* SYNC_UNFIT_PARENT: its row */
 } SyncUnfit;
 
 /*
- * Can the request 'first' never be granted now (a semaphore's limit or
- * rate was lowered under its slots)?  If so, *unfit says why.  Takes each
+ * Can the request 'first' never be granted now (a semaphore's limit, rate
+ * or parent was lowered under its slots)?  If so, *unfit says why.  Takes each
  * entry's partition in turn.
  */
 static bool
@@ -68,12 +69,17 @@ sync_request_unfit(SyncEntry *first, SyncUnfit *unfit)
 		bool		found;
 
 		LWLockAcquire(partition, LW_SHARED);
-		unfit->limit = sync_entry_unfit_limit(e, &unfit->rate);
+		unfit->limit = sync_entry_unfit_limit(e, &unfit->why);
 		found = (unfit->limit > 0);
 		if (found)
 		{
+			int32		limit,
+						held;
+
 			strlcpy(unfit->lock_name, lock->tag.name, sizeof(unfit->lock_name));
 			unfit->slots = e->slots;
+			if (unfit->why == SYNC_UNFIT_PARENT)
+				(void) sync_lock_group_info(lock, unfit->parent, &limit, &held);
 		}
 		LWLockRelease(partition);
 		if (found)
@@ -93,8 +99,16 @@ sync_report_unfit(const SyncUnfit *unfit)
 	const char *lock_name = unfit->lock_name;
 	int32		limit = unfit->limit;
 	int32		slots = unfit->slots;
-	bool		rate = unfit->rate;
+	bool		rate = (unfit->why == SYNC_UNFIT_RATE);
 
+	if (unfit->why == SYNC_UNFIT_PARENT)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("syncwf request for semaphore \"%s\" can never be granted", lock_name),
+				 errdetail_plural("Its parent limit \"%s\" was lowered to %d slot while the request waited, fewer than the request takes under it.",
+								  "Its parent limit \"%s\" was lowered to %d slots while the request waited, fewer than the request takes under it.",
+								  limit, unfit->parent, limit),
+				 errhint("Ask for fewer slots or fewer of its children at once, or raise the sizelimit of the parent's sync_limit row again.")));
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 			 errmsg("syncwf request for %d slots of semaphore \"%s\" can never be granted",

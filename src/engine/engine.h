@@ -683,7 +683,7 @@ typedef struct AcquireRequest
 								 * with one names one lock */
 	int32		fair_weight;	/* weight of fair_key on that lock; 1 */
 	int32		failed_limit;	/* SYNC_BIND_TOO_MANY_SLOTS: the limit, */
-	bool		failed_rate;	/* ... of the semaphore's rate if set */
+	int8		failed_why;		/* ... whose (a SyncUnfitKind) */
 	bool		placeholders;	/* local placeholders were added */
 	void	  **local_holds;	/* a session's LocalHold of each lock */
 	uint32		partmask;

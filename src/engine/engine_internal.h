@@ -242,13 +242,14 @@ extern Size sync_groups_shmem_size(void);
 extern void sync_groups_shmem_request(void);
 extern void sync_groups_shmem_init(void);
 extern bool sync_group_held(const SyncGroup *g, bool exclusive);
-extern void sync_group_committed(const char *name, int32 limit, uint64 gen);
+extern bool sync_group_committed(const char *name, int32 limit, uint64 gen);
 extern bool sync_group_join(SyncLock *lock, const SyncLimitValue *value);
 extern void sync_group_leave(SyncLock *lock);
 extern void sync_group_count(SyncLock *lock, int32 dslots, int32 dheld);
 extern bool sync_group_admits(const SyncEntry *e, int32 released);
 extern bool sync_group_has_room(const SyncEntry *e);
 extern bool sync_group_full_for(const SyncEntry *w);
+extern int32 sync_group_unfit_limit(const SyncEntry *e);
 extern uint32 sync_groups_share_lock(const SyncLock *lock);
 extern void sync_group_set_ready(SyncLock *lock, const SyncEntry *front);
 extern int32 sync_group_first_ready(int32 groupno, uint32 *hashcode, uint64 *seq);
@@ -276,7 +277,15 @@ extern void sync_deadlock_report(SyncDeadlock *deadlock);
  * grant_rules.c: Who may be granted now.
  */
 
-extern int32 sync_entry_unfit_limit(const SyncEntry *e, bool *rate);
+/* Which limit leaves a request unfit (sync_entry_unfit_limit()) */
+typedef enum SyncUnfitKind
+{
+	SYNC_UNFIT_LIMIT,			/* its semaphore's sizelimit */
+	SYNC_UNFIT_RATE,			/* its semaphore's rate_limit */
+	SYNC_UNFIT_PARENT			/* its semaphore's parent row's sizelimit */
+} SyncUnfitKind;
+
+extern int32 sync_entry_unfit_limit(const SyncEntry *e, SyncUnfitKind *why);
 extern bool sync_entry_fits(const SyncEntry *e, TimestampTz *now);
 extern SyncEntry *sync_queue_front(SyncLock *lock);
 extern bool sync_queue_wake_unfit(SyncLock *lock);

@@ -116,17 +116,19 @@ sync_lock_slots(SyncLock *lock)
 
 /*
  * Can entry 'e' never be granted, because it asks for more slots than its
- * semaphore's limit or its rate (lowered since it came)?  If so, returns
- * that limit, and *rate says whether it is the rate's; else 0.  A limit of
- * 0 pauses a semaphore: then everyone waits, and nobody is unfit for it.
- * sync_entry_unfit() asks only whether.
+ * semaphore's limit or its rate, or its request more under e's parent than
+ * the parent's limit (lowered since it came, or a request of several
+ * children)?  If so, returns that limit, and *why says whose; else 0.  A
+ * limit of 0 pauses a semaphore: then everyone waits, and nobody is unfit
+ * for it.  sync_entry_unfit() asks only whether.
  */
 int32
-sync_entry_unfit_limit(const SyncEntry *e, bool *rate)
+sync_entry_unfit_limit(const SyncEntry *e, SyncUnfitKind *why)
 {
 	SyncLock   *lock = sync_entry_lock(e);
+	int32		limit;
 
-	*rate = false;
+	*why = SYNC_UNFIT_LIMIT;
 	if (lock->kind != SYNC_KIND_SEMAPHORE)
 		return 0;
 	if (lock->limit > 0 && e->slots > lock->limit)
@@ -134,8 +136,14 @@ sync_entry_unfit_limit(const SyncEntry *e, bool *rate)
 	/* a bucket never holds more tokens than its rate */
 	if (lock->rate_limit > 0 && e->slots > lock->rate_limit)
 	{
-		*rate = true;
+		*why = SYNC_UNFIT_RATE;
 		return lock->rate_limit;
+	}
+	if (lock->groupno != SYNC_ENTRY_NONE &&
+		(limit = sync_group_unfit_limit(e)) > 0)
+	{
+		*why = SYNC_UNFIT_PARENT;
+		return limit;
 	}
 	return 0;
 }
@@ -143,9 +151,9 @@ sync_entry_unfit_limit(const SyncEntry *e, bool *rate)
 bool
 sync_entry_unfit(const SyncEntry *e)
 {
-	bool		rate;
+	SyncUnfitKind why;
 
-	return sync_entry_unfit_limit(e, &rate) > 0;
+	return sync_entry_unfit_limit(e, &why) > 0;
 }
 
 /*

@@ -235,18 +235,23 @@ sync_group_lookup(Oid dbid, const char *name, uint32 hashcode)
  * Give group g the limit read at limit generation 'gen', unless a newer
  * one is there already (a change committed after the reader read).  A
  * raised limit grants waiters: the caller runs the group pass it records.
- * Stripe held exclusively.
+ * Returns whether it lowered the limit of a group with members (to above
+ * 0: a paused parent leaves nobody unfit).  Stripe held exclusively.
  */
-static void
+static bool
 sync_group_limit(SyncGroup *g, int32 limit, uint64 gen)
 {
+	bool		lowered;
+
 	Assert(sync_group_held(g, true));
 	if (gen < g->limit_gen)
-		return;
+		return false;
 	g->limit_gen = gen;
 	if (limit > g->limit && g->nready > 0)
 		sync_defer_group(g->pooled.self);
+	lowered = limit > 0 && limit < g->limit && g->nmembers > 0;
 	g->limit = limit;
+	return lowered;
 }
 
 /*
@@ -299,7 +304,7 @@ sync_group_ensure(const char *name, int32 limit, uint64 gen)
 		Groups->heads[sync_group_stripe_of(hashcode)] = g->pooled.self;
 	}
 	if (gen > 0)
-		sync_group_limit(g, limit, gen);
+		(void) sync_group_limit(g, limit, gen);
 	LWLockRelease(stripe);
 	if (spare != SYNC_ENTRY_NONE)
 		sync_pool_free(SYNC_POOL_GROUPS, (SyncPooled *) sync_group_at(spare));
@@ -307,16 +312,19 @@ sync_group_ensure(const char *name, int32 limit, uint64 gen)
 
 /*
  * A committed change of parent row 'name': its group, if there is one,
- * gets the new limit (generation 'gen', the one the commit made).  Caller
- * holds no partition; never fails.
+ * gets the new limit (generation 'gen', the one the commit made).  Returns
+ * whether that lowered it: then requests of its children may take more
+ * slots under it than it has (sync_group_unfit_limit()), and the caller
+ * tells their owners.  Caller holds no partition; never fails.
  */
-void
+bool
 sync_group_committed(const char *name, int32 limit, uint64 gen)
 {
 	SyncLockTag tag;
 	uint32		hashcode;
 	LWLock	   *stripe;
 	SyncGroup  *g;
+	bool		lowered = false;
 
 	sync_make_tag(&tag, MyDatabaseId, name);
 	hashcode = sync_tag_hash(&tag);
@@ -324,8 +332,9 @@ sync_group_committed(const char *name, int32 limit, uint64 gen)
 	LWLockAcquire(stripe, LW_EXCLUSIVE);
 	g = sync_group_lookup(MyDatabaseId, name, hashcode);
 	if (g != NULL)
-		sync_group_limit(g, Max(limit, 0), gen);
+		lowered = sync_group_limit(g, Max(limit, 0), gen);
 	LWLockRelease(stripe);
+	return lowered;
 }
 
 /* Ready list: locks by number, linked through group_link. */
@@ -585,6 +594,23 @@ sync_group_full_for(const SyncEntry *w)
 	full = g->slots_held + sync_group_weight(w) > g->limit;
 	LWLockRelease(stripe);
 	return full;
+}
+
+/*
+ * Can entry e (of a grouped lock) never be granted, because its request
+ * takes more slots under e's parent than the parent's sizelimit (a request
+ * of several children, or a parent lowered under it)?  If so, returns that
+ * sizelimit, else 0 (a parent of 0 pauses its children: nobody is unfit).
+ * Caller holds e's partition; reads the limit without the stripe, like
+ * the lock's own limit is read without the row: a limit that changes
+ * meanwhile wakes the waiters it leaves unfit (sem_limits.c).
+ */
+int32
+sync_group_unfit_limit(const SyncEntry *e)
+{
+	int32		limit = sync_group_at(sync_entry_lock(e)->groupno)->limit;
+
+	return limit > 0 && sync_group_weight(e) > limit ? limit : 0;
 }
 
 /* For assertions: has e's group room for e's request? Stripe held. */

@@ -218,6 +218,36 @@ sync_unbind_request(AcquireRequest *req)
 		}
 }
 
+/* The parent row of SYNC_UNFIT_PARENT, for sync_report_bind_error() */
+static char failed_parent[SYNC_NAME_BUFLEN];
+
+/*
+ * The end of sync_bind_request(), once the ring is linked: the slots the
+ * request takes under each parent, its entries of that parent's children
+ * together, must fit the parent's sizelimit, or it could never be granted
+ * (sync_group_unfit_limit()).  If not, undoes the bind.
+ */
+static int
+sync_bind_check_parents(AcquireRequest *req, int *failed)
+{
+	for (int i = 0; i < req->nnames; i++)
+	{
+		SyncEntry  *e = req->entries[i];
+		int32		limit,
+					held;
+
+		if (!req->needed[i] || sync_entry_lock(e)->groupno == SYNC_ENTRY_NONE ||
+			(req->failed_limit = sync_group_unfit_limit(e)) == 0)
+			continue;
+		req->failed_why = SYNC_UNFIT_PARENT;
+		(void) sync_lock_group_info(sync_entry_lock(e), failed_parent, &limit, &held);
+		sync_unbind_request(req);
+		*failed = i;
+		return SYNC_BIND_TOO_MANY_SLOTS;
+	}
+	return SYNC_BIND_OK;
+}
+
 /*
  * Find or create each lock and bind the request's entries to it, as one
  * ring.  Caller holds every partition of the request exclusively (from
@@ -240,6 +270,10 @@ sync_bind_request(AcquireRequest *req, int32 priority, SyncScope scope,
 	SyncEntry  *prev = NULL;
 
 	Assert(sync_partitions_held(req->partmask, true));
+	/* no ring yet: sync_entry_unfit() below sees each entry alone */
+	for (int i = 0; i < req->nnames; i++)
+		if (req->needed[i])
+			req->entries[i]->next_in_request = sync_entry_index(req->entries[i]);
 	for (int pass = 0; pass < 2; pass++)
 	{
 		for (int i = 0; i < req->nnames; i++)
@@ -305,8 +339,10 @@ sync_bind_request(AcquireRequest *req, int32 priority, SyncScope scope,
 			if (sync_entry_unfit(req->entries[i]))
 			{
 				/* more slots than the limit: it could never be granted */
-				req->failed_limit = sync_entry_unfit_limit(req->entries[i],
-														   &req->failed_rate);
+				SyncUnfitKind why;
+
+				req->failed_limit = sync_entry_unfit_limit(req->entries[i], &why);
+				req->failed_why = why;
 				sync_unbind_request(req);
 				*failed = i;
 				return SYNC_BIND_TOO_MANY_SLOTS;
@@ -327,7 +363,7 @@ sync_bind_request(AcquireRequest *req, int32 priority, SyncScope scope,
 		prev = req->entries[i];
 	}
 	prev->next_in_request = sync_entry_index(*first);
-	return 0;
+	return sync_bind_check_parents(req, failed);
 }
 
 /* Report what sync_bind_request() returned; the caller has cleaned up. */
@@ -336,7 +372,7 @@ sync_report_bind_error(AcquireRequest *req, int error, int failed)
 {
 	if (error == SYNC_BIND_TABLE_FULL)
 		sync_report_locks_full();
-	if (error == SYNC_BIND_TOO_MANY_SLOTS && req->failed_rate)
+	if (error == SYNC_BIND_TOO_MANY_SLOTS && req->failed_why == SYNC_UNFIT_RATE)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg_plural("semaphore \"%s\" grants %d slot per rate period, fewer than the %d asked for",
@@ -355,6 +391,15 @@ sync_report_bind_error(AcquireRequest *req, int error, int failed)
 						   req->names[failed] + 4),
 				 errhint("Acquire one of its children, a semaphore whose sync_limit row names \"%s\" as its parent.",
 						 req->names[failed] + 4)));
+	if (error == SYNC_BIND_TOO_MANY_SLOTS && req->failed_why == SYNC_UNFIT_PARENT)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg_plural("parent limit \"%s\" has %d slot, fewer than the request takes under it",
+							   "parent limit \"%s\" has %d slots, fewer than the request takes under it",
+							   req->failed_limit, failed_parent, req->failed_limit),
+				 errdetail("Semaphore \"%s\" and the request's other semaphores whose sync_limit rows name \"%s\" as their parent take more slots together than its sizelimit: the request could never be granted.",
+						   req->names[failed], failed_parent),
+				 errhint("Ask for fewer slots or fewer of its children at once, or raise the sizelimit of the parent's sync_limit row.")));
 	if (error == SYNC_BIND_TOO_MANY_SLOTS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

@@ -549,11 +549,12 @@ sync_limits_precommit_groups(void)
  * (generation 'gen'), and those that changed rows name as parent the
  * limit that was read with them, unless the parent changed since.
  */
-static void
+static bool
 sync_limits_commit_groups(uint64 gen)
 {
 	HASH_SEQ_STATUS status;
 	LimitEntry *value;
+	bool		lowered = false;
 
 	hash_seq_init(&status, pending_values);
 	while ((value = hash_seq_search(&status)) != NULL)
@@ -561,11 +562,31 @@ sync_limits_commit_groups(uint64 gen)
 		const SyncLimitValue *v = &value->value;
 
 		/* a parent row's own value (not a pattern's, after its delete) */
-		sync_group_committed(value->name, v->pattern_len == 0 ? v->limit : 0, gen);
+		if (sync_group_committed(value->name, v->pattern_len == 0 ? v->limit : 0, gen))
+			lowered = true;
 		if (v->parent[0] != '\0' &&
-			hash_search(pending_values, v->parent, HASH_FIND, NULL) == NULL)
-			sync_group_committed(v->parent, v->parent_limit, pending_gen);
+			hash_search(pending_values, v->parent, HASH_FIND, NULL) == NULL &&
+			sync_group_committed(v->parent, v->parent_limit, pending_gen))
+			lowered = true;
 	}
+	return lowered;
+}
+
+/*
+ * sync_lock_foreach() visitor, after a parent's limit was lowered: a
+ * grouped semaphore of this database tells the owners of the requests
+ * that take more slots under its parent now than the parent has
+ * (*(bool *) arg: a keyed one is among them), and grants again, as its
+ * ready waiter may be one of them.
+ */
+static void
+sync_limit_wake_grouped(SyncLock *lock, void *arg)
+{
+	if (lock->tag.dbid != MyDatabaseId || lock->groupno == SYNC_ENTRY_NONE)
+		return;
+	if (sync_queue_wake_unfit(lock))
+		*(bool *) arg = true;
+	sync_grant_waiters(lock);
 }
 
 /*
@@ -682,6 +703,27 @@ sync_limit_apply_pending(SyncLock *lock, void *arg)
 }
 
 /*
+ * After a parent's limit was lowered: wake the requests of its children
+ * that it leaves unfit.  The children are found by a walk of the lock
+ * table, as for a TRUNCATE: a rare change by hand.
+ */
+static void
+sync_limits_wake_lowered(void)
+{
+	uint32		all = SYNC_ALL_PARTITIONS;
+	bool		keyed = false;
+
+	sync_lock_partitions(all, LW_EXCLUSIVE);
+	sync_lock_foreach(sync_limit_wake_grouped, &keyed);
+	sync_unlock_partitions(all);
+	if (keyed)
+	{
+		sync_unfit_set();
+		sync_worker_wake();
+	}
+}
+
+/*
  * Commit: install what pre-commit read.  Runs after the commit is durable;
  * must not raise errors.
  */
@@ -690,6 +732,7 @@ sync_limits_at_commit(void)
 {
 	HASH_SEQ_STATUS status;
 	uint64		gen;
+	bool		lowered;
 
 	if (pending_values == NULL)
 	{
@@ -699,7 +742,7 @@ sync_limits_at_commit(void)
 
 	/* first invalidate every lock creation in flight (see backend_holds.c) */
 	gen = pg_atomic_add_fetch_u64(&sync_shmem->limit_generation, 1);
-	sync_limits_commit_groups(gen);
+	lowered = sync_limits_commit_groups(gen);
 
 	if (pending_all)
 	{
@@ -728,6 +771,8 @@ sync_limits_at_commit(void)
 			LWLockRelease(partition);
 		}
 	}
+	if (lowered)
+		sync_limits_wake_lowered();
 	sync_grant_deferred();
 	sync_limits_forget();
 }

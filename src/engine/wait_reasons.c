@@ -10,7 +10,8 @@
  *	- controller: dormant, its controller is inactive;
  *	- reserved: a releasing transaction hands it a slot at its commit;
  *	- claim: a claim-only request, waiting for its writer's claim;
- *	- unfit: it asks more slots than the limit or the rate;
+ *	- unfit: it asks more slots than the limit or the rate, or (with the
+ *	  other children in its request) than the parent;
  *	- queue / fair_share: the pass, walked with sync_pass_step() as the
  *	  grant pass walks it (best-effort and launch-plan passing included),
  *	  stops before it.  fair_share when a waiter ahead of it has its
@@ -313,7 +314,7 @@ sync_wait_reason(SyncEntry *e, SyncWhy *why)
 	SyncLock   *lock = sync_entry_lock(e);
 	int			nkeyed = 0;
 	int			nbackend = 0;
-	bool		dummy;
+	SyncUnfitKind unfit;
 	WhyStep		st;
 
 	why->row = NULL;
@@ -326,11 +327,22 @@ sync_wait_reason(SyncEntry *e, SyncWhy *why)
 	}
 	Assert(e->state == SYNC_ENTRY_PENDING);
 	if (TransactionIdIsValid(e->reserved_xid) || e->claim ||
-		sync_entry_unfit_limit(e, &dummy) > 0)
+		sync_entry_unfit_limit(e, &unfit) > 0)
 	{
 		why->reason = TransactionIdIsValid(e->reserved_xid) ? "reserved" :
 			e->claim ? "claim" : "unfit";
-		if (!e->claim && !TransactionIdIsValid(e->reserved_xid))
+		if (e->claim || TransactionIdIsValid(e->reserved_xid))
+			return;
+		if (unfit == SYNC_UNFIT_PARENT)
+		{
+			char		name[SYNC_NAME_BUFLEN];
+			int32		plimit;
+			int32		pheld;
+
+			if (sync_lock_group_info(lock, name, &plimit, &pheld))
+				why->row = pstrdup(name);
+		}
+		else
 			why->row = sync_limit_row_name(lock);
 		return;
 	}
