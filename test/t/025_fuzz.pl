@@ -18,9 +18,10 @@
 # random:
 #  - calls one function (sometimes two in one statement, or one three
 #    times), with arguments drawn by argument name and type: valid lock
-#    names, holder keys, controllers, plan identifiers, phases from small
-#    pools (so that holds, queues, executions and stale controllers build
-#    up), or near-valid and invalid ones: empty, at and around every length
+#    names, holder keys, controllers, plan identifiers, phases, slots,
+#    modes and fair keys from small pools (so that holds, queues,
+#    executions and stale controllers build up), or near-valid and invalid
+#    ones: empty, at and around every length
 #    limit (also in multi-byte characters), control characters, U+0080 to
 #    U+009F, odd Unicode, slashes, quotes, NULL; intervals 0, negative,
 #    tiny, huge (178000000 years, 2147483647 days 2147483647 months),
@@ -194,6 +195,7 @@ my @PLANS = map { "n$_" } 1 .. 6;
 my @VERSIONS = ('v1', 'v2', 'v/3');
 my @PHASES = qw(PENDING QUEUED RUNNING SUCCEEDING SUCCEEDED FAILING FAILED ABORTING ABORTED TIMED_OUT);
 my @ROLES = ('postgres', 'fuzz_user', 'fuzz_admin', 'syncwf_admin');
+my @FAIR_KEYS = ('tenant-a', 'tenant-b', "t\x{e9}nant");
 
 # The limits and plans the pools name; set again at every full check, since
 # the fuzzed statements change and delete them.
@@ -412,7 +414,8 @@ my %NAME_ROLE = (
 	behavior => 'behavior', scheduling => 'scheduling', max_pending => 'max_pending',
 	execution_id => 'execution_id', replaced_execution_id => 'execution_id',
 	phase => 'phase', window_length => 'interval', owner => 'role', event => 'event',
-	reason => 'text', sizelimit => 'limit', held => 'bool');
+	reason => 'text', sizelimit => 'limit', held => 'bool', slots => 'slots', mode => 'mode',
+	fair_key => 'fair_key');
 my %COL_ROLE = ('sync_limit.name' => 'limit_name', 'sync_state.name' => 'lock_name',
 	'sync_controller.controller' => 'controller_nn', 'sync_launch_plan.behavior' => 'behavior_uc',
 	'sync_launch_plan.scheduling' => 'scheduling_uc', 'sync_limit.queueing' => 'queueing');
@@ -555,6 +558,20 @@ my %GEN;
 	limit => sub {
 		my ($w) = @_;
 		return $w ? num(pick(@INT_BOUNDS, 'NULL'), 'integer') : num(pick(0, 1, 1, 2, 3), 'integer');
+	},
+	slots => sub {
+		my ($w) = @_;
+		return $w ? num(pick(@INT_BOUNDS, 0, 'NULL'), 'integer') : num(pick(1, 1, 1, 1, 2, 3), 'integer');
+	},
+	mode => sub {
+		my ($w) = @_;
+		return $w ? (chance(0.2) ? 'NULL::text' : tlit(chance(0.5) ? mutate(pick('exclusive', 'shared')) : weird_text()))
+		  : tlit(pick('exclusive', 'exclusive', 'exclusive', 'shared'));
+	},
+	fair_key => sub {
+		my ($w) = @_;
+		return $w ? tlit(chance(0.5) ? mutate(pick(@FAIR_KEYS)) : weird_text())
+		  : chance(0.6) ? 'NULL::text' : tlit(pick(@FAIR_KEYS));
 	},
 	role => sub {
 		my ($w) = @_;
@@ -1052,7 +1069,8 @@ sub locks_agree
     SELECT 1 FROM sync_locks l
      WHERE l.holders <> (SELECT count(*) FROM sync_holders h WHERE h.lock_name = l.lock_name)
         OR l.waiters <> (SELECT count(*) FROM sync_waiters w WHERE w.lock_name = l.lock_name)
-        OR (l.kind = 'mutex' AND l.holders > 1))},
+        OR (l.kind = 'mutex' AND l.holders > 1
+            AND EXISTS (SELECT 1 FROM sync_holders h WHERE h.lock_name = l.lock_name AND h.mode = 'exclusive')))},
 		"$db: sync_locks disagrees with sync_holders and sync_waiters", $c);
 }
 
