@@ -14,25 +14,37 @@
 # sessions: the superuser, a member of syncwf_admin, two sessions of a
 # plain role (one with a schema of its own first in its search_path, where
 # look-alikes of = for text and of min(numeric) record every use), and the
-# syncwf_admin member in "other".  Each step of the run, a session chosen at
-# random:
+# syncwf_admin member in "other".  Both databases start with nested limits
+# (1.8): parent row f/all (2 slots) over f/s1, f/s2 and f/<long key>
+# (1 + 2 + 1), parent h/all (2) over the pattern h/* (1 for each sem/h/...
+# without a row of its own) and h/own (1), while f/s3 and h/solo have no
+# parent; most of the hot semaphores are their children, so parents fill
+# up and requests queue behind them.  Each step of the run, a session
+# chosen at random:
 #  - calls one function (sometimes two in one statement, or one three
 #    times), with arguments drawn by argument name and type: valid lock
 #    names, holder keys, controllers, plan identifiers, phases, slots,
 #    modes and fair keys from small pools (so that holds, queues,
-#    executions and stale controllers build up), or near-valid and invalid
-#    ones: empty, at and around every length
-#    limit (also in multi-byte characters), control characters, U+0080 to
-#    U+009F, odd Unicode, slashes, quotes, NULL; intervals 0, negative,
-#    tiny, huge (178000000 years, 2147483647 days 2147483647 months),
-#    infinite on 17 and later; integer and bigint bounds; arrays empty, with
-#    NULLs, duplicates, 64 and 65 names, two dimensions, another lower
-#    bound; timestamps at and past their ends; roles that do not exist;
-#  - or changes a table (as above), or runs a transaction command: BEGIN
-#    (also SERIALIZABLE, READ ONLY), COMMIT, ROLLBACK, savepoints,
-#    PREPARE TRANSACTION, COMMIT / ROLLBACK PREPARED, DISCARD ALL, SET ROLE,
-#    VACUUM (FULL), ANALYZE, REINDEX of a table, a reconnect,
-#    pg_terminate_backend of another session;
+#    executions and stale controllers build up), or near-valid and
+#    invalid ones: empty, at and around every length limit (also in
+#    multi-byte characters), control characters, U+0080 to U+009F, odd
+#    Unicode, slashes, quotes, NULL; intervals 0, negative, tiny, huge
+#    (178000000 years, 2147483647 days 2147483647 months), infinite on 17
+#    and later; integer and bigint bounds; arrays empty, with NULLs,
+#    duplicates, 64 and 65 names, two dimensions, another lower bound;
+#    timestamps at and past their ends; roles that do not exist;
+#  - or changes a table (as above; sync_limit.parent names mostly one of
+#    the two parents, or none, else a row no parent may be: a child (three
+#    levels), a pattern, a launch plan's row, itself, a row that does not
+#    exist; half the changes of sync_limit change the nesting: a row's
+#    parent, a parent's or a child's sizelimit, both at once, a row of its
+#    own for a key under h/*, a parent deleted while named, a parent
+#    renamed), or runs a transaction command: BEGIN (also SERIALIZABLE,
+#    READ ONLY), COMMIT, ROLLBACK, savepoints, SET CONSTRAINTS ...
+#    IMMEDIATE for the checks of parent, PREPARE TRANSACTION, COMMIT /
+#    ROLLBACK PREPARED, DISCARD ALL, SET ROLE, VACUUM (FULL), ANALYZE,
+#    REINDEX of a table, a reconnect, pg_terminate_backend of another
+#    session;
 #  - sometimes leaves its statement running while other sessions act
 #    (and sometimes cancels it), and sometimes runs it with a 1 ms
 #    statement_timeout.
@@ -44,13 +56,12 @@
 # 58 (system error) or 53 (resources) other than 53400 (the documented
 # refusal of raise_on_limit) and PostgreSQL's own 53200 of PREPARE
 # TRANSACTION past max_prepared_transactions, no FATAL or PANIC, no WARNING
-# about a leak,
-# and the server is up.  Every 20 steps: no look-alike of the poisoned
-# search_path ran inside syncwf; every table and view of the
-# extension can be read completely, each row cast to text (so every
-# output function runs), in both databases; the server has not restarted;
-# the server log has no TRAP (failed assertion), no crash, no SQLSTATE of
-# those classes from any process (the background worker included); every
+# about a leak, and the server is up.  Every 20 steps: no look-alike of the
+# poisoned search_path ran inside syncwf; every table and view of the
+# extension can be read completely, each row cast to text (so every output
+# function runs), in both databases; the server has not restarted; the
+# server log has no TRAP (failed assertion), no crash, no SQLSTATE of those
+# classes from any process (the background worker included); every
 # notification received on channels syncwf and syncwf_launch is valid
 # JSON.  Every 250 steps, with every session idle (transactions ended,
 # prepared ones committed or rolled back), in both databases: no
@@ -60,17 +71,19 @@
 # memory are exactly the rows of sync_state (held or pending, same token).
 # (First, every other time, the extension of one database is dropped and
 # created again, with the holds the sessions keep; then the limits and
-# plans the pools name are set again.)
+# plans the pools name are set again, and 3 to 6 keyed requests are made
+# for children of the parents, which fill them and queue behind them.)
 #
 # At the end the sessions end: no session or transaction entry may be left,
 # and every lock seen during the run that nobody holds now (a semaphore with
-# its limit set to 1) can be taken at once (no leaked slot).  The server
-# restarts with the fuzzed tables (keyed holds are rebuilt from them):
-# everything reads again and memory agrees with sync_state.  Then every
-# keyed hold is released and every execution deleted: nothing may be left
-# in sync_locks, sync_holders or sync_waiters, and every lock seen can be
-# taken again.  A last restart, and the tables and views read again.  A
-# summary of SQLSTATEs per function goes to the test log.
+# its limit set to 1 and no parent) can be taken at once (no leaked slot).
+# The server restarts with the fuzzed tables (keyed holds are rebuilt from
+# them): everything reads again and memory agrees with sync_state.  Then
+# every keyed hold is released and every execution deleted: nothing may be
+# left in sync_locks, sync_holders or sync_waiters, and every lock seen can
+# be taken again.  A last restart, and the tables and views read again.  A
+# summary of SQLSTATEs per function goes to the test log.  State must have
+# built up during the run, full parents and waiters behind one included.
 #
 # SYNCWF_FUZZ_SEED (default fixed) seeds the generator; it is printed.
 # The same seed draws the same statements as long as the server answers the
@@ -183,10 +196,15 @@ my @LOCKS = (
 	'mtx/f/a', 'mtx/f/b', 'mtx/g/a/b', "mtx/\x{fc}n\x{ef}/\x{43a}\x{43b}\x{44e}\x{447}",
 	"mtx/f/q'\"\\", 'sem/f/s0', 'sem/f/s1', 'sem/f/s2', 'sem/f/s3', 'sem/f/none',
 	"sem/\x{fc}n\x{ef}/\x{43a}\x{43b}\x{44e}\x{447}", 'sem/launchplan/p/d/n1',
-	'sem/launchplan/p/d/n2', 'mtx/launchplan/p/d/n1', "mtx/f/$LONGKEY", "sem/f/$LONGKEY");
+	'sem/launchplan/p/d/n2', 'mtx/launchplan/p/d/n1', "mtx/f/$LONGKEY", "sem/f/$LONGKEY",
+	'sem/f/all', 'sem/h/a', 'sem/h/b', 'sem/h/c', 'sem/h/own', 'sem/h/solo', 'sem/h/all');
 my @LIMITS = ('f/s0', 'f/s1', 'f/s2', 'f/s3', 'f/none', "\x{fc}n\x{ef}/\x{43a}\x{43b}\x{44e}\x{447}",
-	"f/$LONGKEY", 'launchplan/p/d/n1', 'launchplan/p/d/n2');
-my @HOT_LOCKS = ('mtx/f/a', 'sem/f/s2', 'sem/launchplan/p/d/n1');
+	"f/$LONGKEY", 'launchplan/p/d/n1', 'launchplan/p/d/n2', 'f/all', 'h/all', 'h/*', 'h/own', 'h/solo');
+# the parent rows (nested limits) of $BASE_LIMITS_SQL, and rows that are
+# or may become their children
+my @PARENTS = ('f/all', 'h/all');
+my @CHILDREN = ('f/s1', 'f/s2', "f/$LONGKEY", 'h/*', 'h/own', 'h/solo', 'f/s3', 'f/s0');
+my @HOT_LOCKS = ('mtx/f/a', 'sem/f/s1', 'sem/f/s2', 'sem/h/a', 'sem/h/b', 'sem/launchplan/p/d/n1');
 my @HOT_HOLDERS = ('ns/wf1', 'ns/wf2');
 my @HOLDERS = ('ns/wf1', 'ns/wf2', 'ns/wf3', 'ns/wf4', 'w', "ns/\x{fc}", 'h' x 255, "q'\"\\");
 my @CONTROLLERS = ('c1', 'c2', 'c3', 'c' x 255, "\x{441}");
@@ -198,11 +216,25 @@ my @ROLES = ('postgres', 'fuzz_user', 'fuzz_admin', 'syncwf_admin');
 my @FAIR_KEYS = ('tenant-a', 'tenant-b', "t\x{e9}nant");
 
 # The limits and plans the pools name; set again at every full check, since
-# the fuzzed statements change and delete them.
-my $BASE_SQL = q{
-INSERT INTO sync_limit VALUES ('f/s0', 0), ('f/s1', 1), ('f/s2', 2), ('f/s3', 3),
-    (E'\u00fcn\u00ef/\u043a\u043b\u044e\u0447', 2), ('f/' || repeat('k', 249), 1),
-    ('launchplan/p/d/n2', 1)
+# the fuzzed statements change and delete them.  Nested limits: parent f/all
+# (2 slots) over f/s1, f/s2 and f/<long key> (1 + 2 + 1), parent h/all (2)
+# over the pattern h/* (1 for each sem/h/... without a row of its own) and
+# h/own (1); f/s3 and h/solo (under the pattern's prefix) have no parent.
+# First every other row loses the parent the fuzz gave it, so that none
+# names a row of these as its parent in a way the rows below would break
+# (a third level, a sizelimit above the parent's).
+my $BASE_LIMITS_SQL = q{
+UPDATE sync_limit SET parent = NULL
+ WHERE parent IS NOT NULL
+   AND name NOT IN ('f/s1', 'f/s2', 'f/' || repeat('k', 249), 'h/*', 'h/own');
+INSERT INTO sync_limit (name, sizelimit, parent) VALUES ('f/s0', 0, NULL), ('f/s1', 1, 'f/all'),
+    ('f/s2', 2, 'f/all'), ('f/s3', 3, NULL), ('f/all', 2, NULL),
+    (E'\u00fcn\u00ef/\u043a\u043b\u044e\u0447', 2, NULL), ('f/' || repeat('k', 249), 1, 'f/all'),
+    ('h/all', 2, NULL), ('h/*', 1, 'h/all'), ('h/own', 1, 'h/all'), ('h/solo', 2, NULL)
+    ON CONFLICT (name) DO UPDATE SET sizelimit = EXCLUDED.sizelimit, parent = EXCLUDED.parent;
+};
+my $BASE_SQL = $BASE_LIMITS_SQL . q{
+INSERT INTO sync_limit VALUES ('launchplan/p/d/n2', 1)
     ON CONFLICT (name) DO UPDATE SET sizelimit = EXCLUDED.sizelimit;
 SELECT sync_launch_plan_register('p', 'd', 'n1', 'v1', 1, 'WAIT');
 SELECT sync_launch_plan_register('p', 'd', 'n2', 'v1', 2, 'SKIP');
@@ -213,6 +245,7 @@ SELECT sync_launch_plan_register('p', 'd', 'n6', 'v1', 2, 'WAIT', 'PRIORITY', '1
 SELECT sync_launch_plan_register('p', 'd', 'n6', 'v2', 1, 'WAIT', 'LIFO');
 };
 $node->safe_psql('postgres', $BASE_SQL);
+$node->safe_psql('other', $BASE_LIMITS_SQL);
 
 # --- the extension's functions and tables, from the catalog --------------------
 my $members = q{
@@ -418,7 +451,8 @@ my %NAME_ROLE = (
 	fair_key => 'fair_key');
 my %COL_ROLE = ('sync_limit.name' => 'limit_name', 'sync_state.name' => 'lock_name',
 	'sync_controller.controller' => 'controller_nn', 'sync_launch_plan.behavior' => 'behavior_uc',
-	'sync_launch_plan.scheduling' => 'scheduling_uc', 'sync_limit.queueing' => 'queueing');
+	'sync_launch_plan.scheduling' => 'scheduling_uc', 'sync_limit.queueing' => 'queueing',
+	'sync_limit.parent' => 'parent');
 
 my %GEN;
 %GEN = (
@@ -426,7 +460,7 @@ my %GEN;
 		my ($w) = @_;
 		return 'NULL::text' if $w && chance(0.08);
 		return tlit($w ? weird_lock_name()
-			  : wpick(50, pick(@HOT_LOCKS), 35, pick(@LOCKS), 15, 'mtx/f/r' . rint(40)));
+			  : wpick(50, pick(@HOT_LOCKS), 35, pick(@LOCKS), 10, 'mtx/f/r' . rint(40), 5, 'sem/h/r' . rint(20)));
 	},
 	lock_names => sub {
 		my ($w) = @_;
@@ -551,6 +585,14 @@ my %GEN;
 		return 'NULL::text' if $w && chance(0.1);
 		return tlit($w ? (chance(0.6) ? mutate(pick(@LIMITS)) : weird_text()) : pick(@LIMITS));
 	},
+	# a parent row: mostly one of the pools' parents, or none; else another
+	# row of the pool (a child: three levels; a pattern; a launch plan's
+	# row; itself; f/none, which has no row) or a near-valid name
+	parent => sub {
+		my ($w) = @_;
+		return wpick(1, 'NULL::text', 4, tlit(mutate(pick(@PARENTS, @LIMITS))), 3, tlit(weird_text())) if $w;
+		return wpick(25, 'NULL::text', 55, tlit(pick(@PARENTS)), 20, tlit(pick(@LIMITS)));
+	},
 	queueing => sub {
 		my ($w) = @_;
 		return tlit($w ? (chance(0.5) ? mutate(pick('strict', 'best_effort')) : weird_text()) : pick('strict', 'best_effort', undef));
@@ -658,7 +700,7 @@ sub call_statement
 	return ('SELECT r::text FROM ' . call_expr($f) . ' r', $f->{sig});
 }
 
-my %TABLE_WEIGHT = (sync_limit => 3, sync_state => 3, sync_controller => 2,
+my %TABLE_WEIGHT = (sync_limit => 4, sync_state => 3, sync_controller => 2,
 	sync_launch_plan => 2, sync_execution => 3, sync_launch_event => 1);
 
 sub where_clause
@@ -677,6 +719,33 @@ sub where_clause
 
 my %attempted; # label -> count (by sessions that may change the tables)
 
+# A change of the nesting of sync_limit, as (statement, operation): a row's
+# parent set (or cleared, or to a row that breaks a rule), a parent's or a
+# child's sizelimit raised or lowered (a parent below a child is refused),
+# a parent and a child changed together, a row of its own for a key under
+# the pattern h/* (which takes it from h/*'s parent), a parent deleted
+# while children name it (23503) or a child deleted, a parent renamed (its
+# children follow, ON UPDATE CASCADE) or renamed to a name no parent may
+# have.
+sub nested_limit_statement
+{
+	my ($t) = @_;
+	my $w = chance(0.15);
+	my $is = sub { return ' WHERE name OPERATOR(pg_catalog.=) ' . tlit($_[0]); };
+	return @{ wpick(
+		30, [ "UPDATE $t->{qname} SET parent = " . $GEN{parent}->($w)
+			  . $is->(pick(@CHILDREN, @PARENTS, 'h/r' . rint(20))), 'UPDATE' ],
+		25, [ "UPDATE $t->{qname} SET sizelimit = " . $GEN{limit}->(0) . $is->(pick(@PARENTS, @PARENTS, @CHILDREN)), 'UPDATE' ],
+		8, [ "UPDATE $t->{qname} SET sizelimit = " . $GEN{limit}->(0)
+			  . ' WHERE name OPERATOR(pg_catalog.=) ANY (' . arr([ pick(@PARENTS), pick(@CHILDREN) ]) . ')', 'UPDATE' ],
+		20, [ "INSERT INTO $t->{qname} (name, sizelimit, parent) VALUES (" . tlit('h/r' . rint(20)) . ', '
+			  . $GEN{limit}->(0) . ', ' . $GEN{parent}->($w) . ') ON CONFLICT (name) DO UPDATE SET '
+			  . 'sizelimit = EXCLUDED.sizelimit, parent = EXCLUDED.parent', 'INSERT' ],
+		10, [ "DELETE FROM $t->{qname}" . $is->(pick(@PARENTS, 'h/own', 'h/*', 'h/r' . rint(20))), 'DELETE' ],
+		7, [ "UPDATE $t->{qname} SET name = " . tlit(pick('f/all2', 'h/all2', 'h/all/*', 'launchplan/x/y/z', 'f/s1'))
+			  . $is->(pick(@PARENTS, 'f/all2', 'h/all2')), 'UPDATE' ]) };
+}
+
 # returns (statement, operation)
 sub dml_statement
 {
@@ -694,6 +763,11 @@ sub dml_statement
 	{
 		$t = wpick(map { ($TABLE_WEIGHT{ $_->{name} } // 1, $_) } @TABLES);
 		$op = wpick(36, 'INSERT', 28, 'UPDATE', 24, 'DELETE', 7, 'TRUNCATE', 5, 'LOCK');
+	}
+	if ($t->{name} eq 'sync_limit' && $op =~ /^(INSERT|UPDATE|DELETE)$/ && chance(0.5))
+	{
+		my ($s, $kind) = nested_limit_statement($t);
+		return ($s, "$t->{name} $kind");
 	}
 	my $w = pick(0, 0, 0.2, 0.6);
 	my @cols = @{ $t->{cols} };
@@ -942,13 +1016,17 @@ sub scan_log
 		}
 		problem("server log: $line")
 		  if $line =~ /TRAP:|terminated by signal|exited with exit code|was terminated|server process .* exited|all server processes terminated|leak|was not closed|still referenced/
-		  && $line !~ /terminating connection due to administrator command/;
+		  && $line !~ /terminating connection due to administrator command/
+		  && $line !~ /DETAIL:  Key \(.*\) is still referenced from table/;    # a foreign key's 23503
 	}
 }
 
 # --- checks -----------------------------------------------------------------------
 my %seen_locks = (postgres => {}, other => {});    # lock names seen in sync_locks
-my %max_seen = map { $_ => 0 } qw(session transaction keyed waiters executions plans controllers);
+# full_parents: parent rows whose children fill them; behind_parent:
+# waiters on a child with room for them whose parent has none
+my @BUILT_UP = qw(session transaction keyed waiters executions plans controllers full_parents behind_parent);
+my %max_seen = map { $_ => 0 } @BUILT_UP;
 
 sub read_everything
 {
@@ -1005,11 +1083,16 @@ SELECT (SELECT count(*) FROM sync_holders WHERE scope = 'session'),
        (SELECT count(*) FROM sync_waiters),
        (SELECT count(*) FROM sync_execution),
        (SELECT count(*) FROM sync_launch_plan),
-       (SELECT count(*) FROM sync_controller)}, 'counting', 1);
-	if (defined $counts && $counts =~ /^(\d+)\|(\d+)\|(\d+)\|(\d+)\|(\d+)\|(\d+)\|(\d+)$/)
+       (SELECT count(*) FROM sync_controller),
+       (SELECT count(DISTINCT parent_row) FROM sync_locks
+         WHERE parent_sizelimit > 0 AND parent_slots_held >= parent_sizelimit),
+       (SELECT count(*) FROM sync_waiters w JOIN sync_locks l USING (lock_name)
+         WHERE l.parent_slots_held + w.slots > l.parent_sizelimit AND l.slots_held + w.slots <= l.sizelimit)},
+		'counting', 1);
+	if (defined $counts && $counts =~ /^(\d+)\|(\d+)\|(\d+)\|(\d+)\|(\d+)\|(\d+)\|(\d+)\|(\d+)\|(\d+)$/)
 	{
-		my @v = ($1, $2, $3, $4, $5, $6, $7);
-		for my $k (qw(session transaction keyed waiters executions plans controllers))
+		my @v = ($1, $2, $3, $4, $5, $6, $7, $8, $9);
+		for my $k (@BUILT_UP)
 		{
 			my $x = shift @v;
 			$max_seen{$k} = $x if $x > $max_seen{$k};
@@ -1087,10 +1170,15 @@ sub retake
 		next if check_sql($c, "SELECT EXISTS (SELECT 1 FROM sync_locks WHERE lock_name = $l)", 'sync_locks') ne 'f';
 		if ($n =~ m{^sem/(.*)$}s)
 		{
+			my $row = $1;
+			# a parent row's semaphore is not a lock of its own (55000)
+			next if (check_sql($c, 'SELECT EXISTS (SELECT 1 FROM sync_limit WHERE parent = ' . lit($row) . ')',
+					'sync_limit') // 't') ne 'f';
 			# limit 1 and nothing else: a rate the run left on the row
-			# (one token an hour) must not pass for a leaked slot
-			my $r = run($c, 'INSERT INTO sync_limit VALUES (' . lit($1) . ', 1) ON CONFLICT (name) DO UPDATE SET sizelimit = 1, '
-				  . 'max_waiters = NULL, rate_limit = NULL, rate_period = NULL, queueing = NULL')->[0];
+			# (one token an hour), or a parent that keyed holds of
+			# siblings fill, must not pass for a leaked slot
+			my $r = run($c, 'INSERT INTO sync_limit VALUES (' . lit($row) . ', 1) ON CONFLICT (name) DO UPDATE SET sizelimit = 1, '
+				  . 'max_waiters = NULL, rate_limit = NULL, rate_period = NULL, queueing = NULL, parent = NULL')->[0];
 			next if first_error($r);    # a name the table's CHECK refuses: never a semaphore with a limit
 		}
 		my $got = check_sql($c, "SELECT sync_try_acquire($l) IS NOT NULL", "$db: taking $n again");
@@ -1129,6 +1217,26 @@ sub quiesce
 	}
 }
 
+# Keyed requests for children of the parents of $BASE_LIMITS_SQL, made at
+# every full check once the limits are set again: the parents fill up and
+# requests queue behind them (or behind their own semaphore), with mixed
+# priorities, slots and leases, some with a controller that goes stale.
+# The fuzz then finds them to release, refresh, claim and delete.
+my @CHILD_LOCKS = ('sem/f/s1', 'sem/f/s2', "sem/f/$LONGKEY", 'sem/h/a', 'sem/h/b', 'sem/h/c', 'sem/h/own');
+
+sub seed_nested
+{
+	my @stmts;
+	for (1 .. 3 + rint(4))
+	{
+		push @stmts, 'SELECT sync_request(' . join(', ', tlit(pick(@CHILD_LOCKS, 'sem/h/r' . rint(20))),
+			tlit(pick(@HOLDERS)), 'priority => ' . num(pick(0, 0, 0, 1, -1), 'integer'),
+			'controller => ' . (chance(0.25) ? tlit(pick(@CONTROLLERS)) : 'NULL::text'),
+			'lease => ' . ival(pick(undef, undef, '10 s', '1 hour')), 'slots => ' . num(pick(1, 1, 1, 2), 'integer')) . ')';
+	}
+	record($checker, \@stmts, run($checker, @stmts), [ ('sync_request for a child (full check)') x @stmts ]);
+}
+
 sub full_check
 {
 	return unless server_up();
@@ -1146,6 +1254,8 @@ sub full_check
 		record($c, \@stmts, run($c, @stmts), [ 'control', 'recreate extension', 'recreate extension', 'control' ]);
 	}
 	check_sql($checker, $BASE_SQL, 'setting the limits and plans again');
+	check_sql($checker_other, $BASE_LIMITS_SQL, 'other: setting the limits again');
+	seed_nested();
 	light_check(1);
 	for my $pair ([ $checker, 'postgres' ], [ $checker_other, 'other' ])
 	{
@@ -1262,7 +1372,8 @@ sub control_statement
 			8, 'ROLLBACK TO SAVEPOINT ' . pick('s1', 's2'),
 			6, 'RELEASE SAVEPOINT ' . pick('s1', 's2'),
 			4, 'SELECT pg_sleep(0.05)',
-			3, 'SET LOCAL ROLE fuzz_user');
+			3, 'SET LOCAL ROLE fuzz_user',
+			2, 'SET CONSTRAINTS sync_limit_parent_fkey, sync_limit_tree IMMEDIATE');
 	}
 	return wpick(
 		40, pick('BEGIN', 'BEGIN', 'BEGIN ISOLATION LEVEL SERIALIZABLE',
@@ -1517,7 +1628,8 @@ SKIP:
 {
 	skip 'the server is down', 1 if $server_down;
 	is(join(', ', grep { !$max_seen{$_} } sort keys %max_seen), '',
-		'state built up: session, transaction and keyed holds, waiters, executions, plans, controllers');
+		'state built up: session, transaction and keyed holds, waiters, executions, plans, controllers, '
+		  . 'full parents, waiters behind a full parent');
 }
 is(scalar(@problems), 0, 'no crash, internal error, unreadable row or leak found')
   or diag(join("\n", @problems));
