@@ -49,39 +49,60 @@
 #    (and sometimes cancels it), and sometimes runs it with a 1 ms
 #    statement_timeout.
 # Halfway, the server stops (fast or immediate) and starts again, with
-# whatever the sessions held.
+# whatever the sessions held (keyed holds and their parents' counts are
+# rebuilt: the checks of every 250 steps below run then too).
 # Every statement has a statement_timeout, so a blocking call ends.
 #
 # Checked after every statement: no SQLSTATE of class XX (internal error),
 # 58 (system error) or 53 (resources) other than 53400 (the documented
 # refusal of raise_on_limit) and PostgreSQL's own 53200 of PREPARE
 # TRANSACTION past max_prepared_transactions, no FATAL or PANIC, no WARNING
-# about a leak, and the server is up.  Every 20 steps: no look-alike of the
-# poisoned search_path ran inside syncwf; every table and view of the
-# extension can be read completely, each row cast to text (so every output
-# function runs), in both databases; the server has not restarted; the
-# server log has no TRAP (failed assertion), no crash, no SQLSTATE of those
-# classes from any process (the background worker included); every
-# notification received on channels syncwf and syncwf_launch is valid
-# JSON.  Every 250 steps, with every session idle (transactions ended,
-# prepared ones committed or rolled back), in both databases: no
+# about a leak, and the server is up; and sync_limit is read, to know when
+# each row last changed.  Every 20 steps: no look-alike of the poisoned
+# search_path ran inside syncwf; every table and view of the extension can
+# be read completely, each row cast to text (so every output function
+# runs), in both databases; the server has not restarted; the server log
+# has no TRAP (failed assertion), no crash, no SQLSTATE of those classes
+# from any process (the background worker included); every notification
+# received on channels syncwf and syncwf_launch is valid JSON; for every
+# parent, the parent_slots_held that sync_locks shows on each of its
+# children is the sum of the slots_held of its live children (a cached
+# child holds none), and they all show the same parent_sizelimit; and,
+# when no statement is left running, no semaphore (own limit) and no
+# parent holds more than its limit, unless a change of sync_limit explains
+# it: every hold granted after the last change of its semaphore's row (or
+# of its parent: its sizelimit, a child that came under it, rows inserted
+# or deleted, a restart, the extension created again) must have found room,
+# that is, the holds granted up to it and still held fit the limit
+# (launch plans' semaphores, which executions may take whatever the limit,
+# are left out).  Every 250 steps, with every session idle (transactions
+# ended, prepared ones committed or rolled back), in both databases: no
 # transaction-scope entry and no waiting session is left, every pid in the
 # views is a live backend, sync_locks agrees with sync_holders and
-# sync_waiters; and after sync_reconcile() the keyed entries in shared
-# memory are exactly the rows of sync_state (held or pending, same token).
-# (First, every other time, the extension of one database is dropped and
-# created again, with the holds the sessions keep; then the limits and
-# plans the pools name are set again, and 3 to 6 keyed requests are made
-# for children of the parents, which fill them and queue behind them.)
+# sync_waiters; each live semaphore's sizelimit, parent and parent's
+# sizelimit are those of its row in sync_limit; no keyed request waits at
+# the front of a semaphore's queue with room for it there and under its
+# parent, unless a sibling's waiter may go first (one that goes before it
+# by priority and time and is not plainly held back by its own semaphore;
+# requests of several locks, claim-only requests, rates, launch plans and
+# a semaphore whose row is a parent are left out); and after
+# sync_reconcile() the keyed entries in shared memory are exactly the rows
+# of sync_state (held or pending, same token).  (These checks of nested
+# limits run first as the sessions left things, then again after: every
+# other time the extension of one database is dropped and created again,
+# with the holds the sessions keep; then the limits and plans the pools
+# name are set again, and 3 to 6 keyed requests are made for children of
+# the parents, which fill them and queue behind them.)
 #
 # At the end the sessions end: no session or transaction entry may be left,
 # and every lock seen during the run that nobody holds now (a semaphore with
 # its limit set to 1 and no parent) can be taken at once (no leaked slot).
 # The server restarts with the fuzzed tables (keyed holds are rebuilt from
-# them): everything reads again and memory agrees with sync_state.  Then
-# every keyed hold is released and every execution deleted: nothing may be
-# left in sync_locks, sync_holders or sync_waiters, and every lock seen can
-# be taken again.  A last restart, and the tables and views read again.  A
+# them): everything reads again, memory agrees with sync_state, and the
+# nested limits agree with sync_limit and their counts.  Then every keyed
+# hold is released and every execution deleted: nothing may be left in
+# sync_locks, sync_holders or sync_waiters, and every lock seen can be
+# taken again.  A last restart, and the tables and views read again.  A
 # summary of SQLSTATEs per function goes to the test log.  State must have
 # built up during the run, full parents and waiters behind one included.
 #
@@ -1098,6 +1119,13 @@ SELECT (SELECT count(*) FROM sync_holders WHERE scope = 'session'),
 			$max_seen{$k} = $x if $x > $max_seen{$k};
 		}
 	}
+	my $running = grep { $_->{busy} } @SESSIONS;
+	for my $pair ([ $checker, 'postgres' ], [ $checker_other, 'other' ])
+	{
+		my ($c, $db) = @$pair;
+		parent_counts($c, $db);
+		over_limit($c, $db) unless $running;
+	}
 	for my $pair ([ $checker, 'postgres' ], [ $checker_other, 'other' ])
 	{
 		my ($c, $db) = @$pair;
@@ -1155,6 +1183,178 @@ sub locks_agree
         OR (l.kind = 'mutex' AND l.holders > 1
             AND EXISTS (SELECT 1 FROM sync_holders h WHERE h.lock_name = l.lock_name AND h.mode = 'exclusive')))},
 		"$db: sync_locks disagrees with sync_holders and sync_waiters", $c);
+}
+
+# --- nested limits -------------------------------------------------------------------
+# When sync_limit last changed, as the checker sees it: read after every
+# step (and after whatever else may change it), keyed by row name (hex) or
+# '*' for any change of which rows exist (a pattern may then apply to
+# other semaphores, a semaphore to another parent).  A change of a row's
+# sizelimit counts for that row (its semaphores, or its children if it is
+# a parent); a change of its parent, for the old and the new parent.  The
+# time is the checker's clock at the read that saw the change, so never
+# before its commit.  A change the reads may have missed (a statement left
+# running, which may commit between two reads, or the extension created
+# again, or a restart) counts as '*' at the next read.
+my %limit_text;                                      # db -> the rows as last read
+my %limit_changed = (postgres => {}, other => {});   # db -> key -> timestamptz
+my %limit_unseen = (postgres => 1, other => 1);      # db -> 1: count the next read as a change of everything
+
+sub track_limits
+{
+	for my $pair ([ $checker, 'postgres' ], [ $checker_other, 'other' ])
+	{
+		my ($c, $db) = @$pair;
+		next if $c->{dead};
+		# soft: a session may hold a lock on the table; a later read sees it
+		my $out = check_sql($c, q{SELECT clock_timestamp() || '|' || coalesce(string_agg(
+    encode(convert_to(name, 'UTF8'), 'hex') || ':' || sizelimit || ':' || coalesce(encode(convert_to(parent, 'UTF8'), 'hex'), '-'),
+    ',' ORDER BY name), '') FROM sync_limit}, "$db: reading sync_limit", 1);
+		next unless defined $out;
+		my ($now, $text) = split /\|/, $out, 2;
+		my $old = $limit_text{$db};
+		$limit_text{$db} = $text;
+		if ($limit_unseen{$db} || !defined $old)
+		{
+			$limit_changed{$db}{'*'} = $now;
+			$limit_unseen{$db} = 0;
+			next;
+		}
+		next if $text eq $old;
+		my %o = map { my ($n, @v) = split /:/; ($n => \@v) } split /,/, $old;
+		my %n = map { my ($n, @v) = split /:/; ($n => \@v) } split /,/, $text;
+		if (join(',', sort keys %o) ne join(',', sort keys %n))
+		{
+			$limit_changed{$db}{'*'} = $now;
+			next;
+		}
+		for my $k (keys %n)
+		{
+			my ($ol, $op) = @{ $o{$k} };
+			my ($nl, $np) = @{ $n{$k} };
+			$limit_changed{$db}{$k} = $now if $ol ne $nl;
+			if ($op ne $np)
+			{
+				$limit_changed{$db}{$op} = $now if $op ne '-';
+				$limit_changed{$db}{$np} = $now if $np ne '-';
+			}
+		}
+	}
+}
+
+# Nested limits, at any check: the slots sync_locks shows held under each
+# parent, on each of its children, are the slots its live children hold
+# (a cached child holds none), and all its children show the same parent
+# limit.
+sub parent_counts
+{
+	my ($c, $db) = @_;
+	settled(q{WITH l AS (SELECT * FROM sync_locks WHERE parent_row IS NOT NULL),
+     g AS (SELECT parent_row, sum(slots_held) AS held, min(parent_slots_held) AS lo, max(parent_slots_held) AS hi,
+                  min(parent_sizelimit) AS llo, max(parent_sizelimit) AS lhi, string_agg(lock_name, ', ') AS children
+             FROM l GROUP BY parent_row)
+SELECT coalesce(string_agg(format('parent %s: its children (%s) hold %s slots, sync_locks shows %s held of %s',
+                                  parent_row, children, held,
+                                  CASE WHEN lo = hi THEN lo::text ELSE lo || ' to ' || hi END,
+                                  CASE WHEN llo = lhi THEN llo::text ELSE llo || ' to ' || lhi END), '; '), 't')
+  FROM g WHERE held <> lo OR lo <> hi OR llo <> lhi},
+		"$db: slots held under a parent and by its children differ", $c);
+}
+
+# No semaphore and no parent holds more than its limit, unless a change of
+# sync_limit could explain it: a lowered limit preempts nobody, a row that
+# takes another parent brings its holds along, and a restart rebuilds
+# keyed holds whatever the limits.  So each hold granted after the last
+# change that concerns its semaphore's row (or its parent) must have found
+# room: the holds granted up to it (and still held) fit the limit.  Claims
+# of sync_state rows are granted only with room too.  Launch plans'
+# semaphores are left out (their executions may be granted whatever the
+# limit).  Only with no statement running, so that no change can commit
+# unseen.
+sub over_limit
+{
+	my ($c, $db) = @_;
+	my $changes = join(', ', map { '(' . lit($_) . ', ' . lit($limit_changed{$db}{$_}) . '::timestamptz)' }
+		  sort keys %{ $limit_changed{$db} });
+	$changes ||= q{('*', '-infinity'::timestamptz)};
+	settled(qq{WITH ch(k, at) AS (VALUES $changes),
+     l AS (SELECT * FROM sync_locks WHERE kind = 'semaphore'),
+     h AS (SELECT h.lock_name, h.slots, h.since, l.limit_row, l.sizelimit, l.parent_row, l.parent_sizelimit,
+                  greatest((SELECT max(at) FROM ch WHERE k = '*'),
+                           (SELECT max(at) FROM ch WHERE k = encode(convert_to(l.limit_row, 'UTF8'), 'hex'))) AS own_at,
+                  greatest((SELECT max(at) FROM ch WHERE k = '*'),
+                           (SELECT max(at) FROM ch WHERE k = encode(convert_to(l.parent_row, 'UTF8'), 'hex'))) AS parent_at
+             FROM sync_holders h JOIN l USING (lock_name)),
+     o AS (SELECT format('%s holds %s slots of %s with the hold granted at %s (its row last changed at %s)',
+                         a.lock_name, (SELECT sum(b.slots) FROM h b WHERE b.lock_name = a.lock_name AND b.since <= a.since),
+                         a.sizelimit, a.since, a.own_at) AS what
+             FROM h a
+            WHERE NOT starts_with(a.lock_name, 'sem/launchplan/') AND a.limit_row IS NOT NULL
+              AND a.sizelimit IS NOT NULL AND a.since > a.own_at
+              AND (SELECT sum(b.slots) FROM h b WHERE b.lock_name = a.lock_name AND b.since <= a.since) > a.sizelimit
+           UNION ALL
+           SELECT format('parent %s: its children hold %s slots of %s with the hold of %s granted at %s (the parent last changed at %s)',
+                         a.parent_row, (SELECT sum(b.slots) FROM h b WHERE b.parent_row = a.parent_row AND b.since <= a.since),
+                         a.parent_sizelimit, a.lock_name, a.since, a.parent_at)
+             FROM h a
+            WHERE a.parent_row IS NOT NULL AND a.since > a.parent_at
+              AND (SELECT sum(b.slots) FROM h b WHERE b.parent_row = a.parent_row AND b.since <= a.since) > a.parent_sizelimit)
+SELECT coalesce(string_agg(what, '; '), 't') FROM o},
+		"$db: a semaphore or a parent was granted more than its limit", $c);
+}
+
+# With every session idle: the limits in force are those of the committed
+# rows (each live semaphore's parent and the parent's sizelimit, as
+# sync_limit says for its row), and no keyed request waits at the front of
+# a semaphore's queue while the semaphore has room for it and so has its
+# parent (unless a sibling's waiter may go first: one at the front of its
+# queue, or anywhere in a best-effort queue, that goes before it by
+# priority and time and is not plainly held back by its own semaphore).
+# Left out, as they wait for other reasons: requests of several locks,
+# claim-only requests, launch plans' semaphores, rates, and a semaphore
+# whose row is a parent.
+sub nested_quiescent
+{
+	my ($c, $db) = @_;
+	settled(q{SELECT coalesce(string_agg(format('%s: row %s names parent %s (sizelimit %s) and has sizelimit %s; sync_locks says parent %s (%s), sizelimit %s',
+                                  l.lock_name, l.limit_row, r.parent, p.sizelimit, r.sizelimit,
+                                  l.parent_row, l.parent_sizelimit, l.sizelimit), '; '), 't')
+  FROM sync_locks l JOIN sync_limit r ON r.name = l.limit_row
+  LEFT JOIN sync_limit p ON p.name = r.parent
+ WHERE l.kind = 'semaphore'
+   AND (l.parent_row IS DISTINCT FROM r.parent OR l.parent_sizelimit IS DISTINCT FROM p.sizelimit
+        OR (NOT starts_with(l.lock_name, 'sem/launchplan/') AND l.sizelimit IS DISTINCT FROM r.sizelimit))},
+		"$db: the limits in force are not those of sync_limit", $c);
+	settled(q{WITH l AS (SELECT * FROM sync_locks WHERE kind = 'semaphore'),
+     w AS (SELECT w.lock_name, w.position, w.request_size, w.slots, w.priority, w.waiting_since, w.holder,
+                  l.limit_row, l.sizelimit, l.slots_held, l.parent_row, l.parent_sizelimit, l.parent_slots_held,
+                  l.rate_tokens, r.queueing, r.rate_limit, s.claim, s.admit_limit
+             FROM sync_waiters w JOIN l USING (lock_name)
+             LEFT JOIN sync_limit r ON r.name = l.limit_row
+             LEFT JOIN sync_state s ON s.name = w.lock_name AND s.workflowkey = w.holder
+            WHERE w.active)
+SELECT coalesce(string_agg(format('%s: %s waits at the front for %s slots (priority %s, since %s) while %s of %s are held%s',
+                                  a.lock_name, a.holder, a.slots, a.priority, a.waiting_since, a.slots_held, a.sizelimit,
+                                  CASE WHEN a.parent_row IS NULL THEN ''
+                                       ELSE format(' and %s of %s under parent %s', a.parent_slots_held,
+                                                   a.parent_sizelimit, a.parent_row) END), '; '), 't')
+  FROM w a
+ WHERE a.position = 1 AND a.request_size = 1 AND NOT starts_with(a.lock_name, 'sem/launchplan/')
+   AND a.limit_row IS NOT NULL AND a.sizelimit IS NOT NULL AND a.rate_tokens IS NULL AND a.rate_limit IS NULL
+   AND a.claim IS FALSE AND a.admit_limit IS NULL
+   AND a.slots_held + a.slots <= a.sizelimit
+   AND NOT EXISTS (SELECT 1 FROM sync_limit c WHERE c.parent = a.limit_row)
+   AND (a.parent_row IS NULL
+        OR (a.parent_slots_held + a.slots <= a.parent_sizelimit
+            AND NOT EXISTS (SELECT 1 FROM w b
+                             WHERE b.parent_row = a.parent_row AND b.lock_name <> a.lock_name
+                               AND (b.priority > a.priority
+                                    OR (b.priority = a.priority AND b.waiting_since <= a.waiting_since))
+                               AND (b.position = 1 OR b.queueing = 'best_effort')
+                               AND NOT (b.position = 1 AND b.request_size = 1 AND b.rate_tokens IS NULL
+                                        AND b.sizelimit IS NOT NULL AND b.queueing IS DISTINCT FROM 'best_effort'
+                                        AND b.slots_held + b.slots > b.sizelimit))))},
+		"$db: a request waits for slots that are free", $c);
 }
 
 # Every lock seen in the database that nobody holds or waits for now (a
@@ -1241,6 +1441,14 @@ sub full_check
 {
 	return unless server_up();
 	quiesce();
+	track_limits();
+	for my $pair ([ $checker, 'postgres' ], [ $checker_other, 'other' ])
+	{
+		my ($c, $db) = @$pair;
+		parent_counts($c, $db);
+		over_limit($c, $db);
+		nested_quiescent($c, $db);
+	}
 	if (chance(0.5))
 	{
 		# The extension dropped and created again, with whatever the
@@ -1252,10 +1460,12 @@ sub full_check
 		my $c = pick($checker, $checker_other);
 		my @stmts = ('BEGIN', 'DROP EXTENSION syncwf', 'CREATE EXTENSION syncwf', 'COMMIT');
 		record($c, \@stmts, run($c, @stmts), [ 'control', 'recreate extension', 'recreate extension', 'control' ]);
+		$limit_unseen{ $c == $checker ? 'postgres' : 'other' } = 1;
 	}
 	check_sql($checker, $BASE_SQL, 'setting the limits and plans again');
 	check_sql($checker_other, $BASE_LIMITS_SQL, 'other: setting the limits again');
 	seed_nested();
+	track_limits();
 	light_check(1);
 	for my $pair ([ $checker, 'postgres' ], [ $checker_other, 'other' ])
 	{
@@ -1268,6 +1478,7 @@ sub full_check
                     WHERE e.pid IS NOT NULL AND NOT EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.pid = e.pid))},
 			"$db: an entry belongs to a backend that has exited", $c);
 		locks_agree($c, $db);
+		nested_quiescent($c, $db);
 	}
 	keyed_invariants();
 }
@@ -1355,6 +1566,8 @@ sub finish_async
 {
 	my ($s) = @_;
 	my $b = $s->{busy};
+	# a change of sync_limit may have committed at any time since it was sent
+	$limit_unseen{ $s->{db} } = 1 if grep { /^sync_limit / } @{ $b->{labels} };
 	record($s, $b->{stmts}, collect($s), $b->{labels});
 	after_step($s, $b->{wrapped});
 }
@@ -1499,6 +1712,13 @@ sub restart_mid_run
 	read_everything(1);
 	keyed_invariants();
 	locks_agree($checker, 'postgres');
+	%limit_unseen = (postgres => 1, other => 1);
+	track_limits();
+	for my $pair ([ $checker, 'postgres' ], [ $checker_other, 'other' ])
+	{
+		parent_counts(@$pair);
+		nested_quiescent(@$pair);
+	}
 	scan_log();
 }
 
@@ -1511,6 +1731,7 @@ for ($step = 1; $step <= $ITERATIONS && !$server_down; $step++)
 	}
 	step();
 	last if $server_down;
+	track_limits();
 	light_check() if $step % $LIGHT_CHECK_EVERY == 0;
 	full_check() if $step % $FULL_CHECK_EVERY == 0;
 	restart_mid_run() if $step == int($ITERATIONS / 2);
@@ -1551,6 +1772,8 @@ SKIP:
 	read_everything(1);
 	keyed_invariants();
 	locks_agree($checker, 'postgres');
+	parent_counts($checker, 'postgres');
+	nested_quiescent($checker, 'postgres');
 	scan_log();
 
 	# release everything
