@@ -85,14 +85,17 @@
 # parent, unless a sibling's waiter may go first (one that goes before it
 # by priority and time and is not plainly held back by its own semaphore;
 # requests of several locks, claim-only requests, rates, launch plans and
-# a semaphore whose row is a parent are left out); and after
-# sync_reconcile() the keyed entries in shared memory are exactly the rows
-# of sync_state (held or pending, same token).  (These checks of nested
-# limits run first as the sessions left things, then again after: every
-# other time the extension of one database is dropped and created again,
-# with the holds the sessions keep; then the limits and plans the pools
-# name are set again, and 3 to 6 keyed requests are made for children of
-# the parents, which fill them and queue behind them.)
+# a semaphore whose row is a parent are left out); no keyed request waits
+# for more slots under one parent than the parent's sizelimit (above 0),
+# which it could never get, as a request for more slots than its
+# semaphore's limit is refused or withdrawn; and after sync_reconcile()
+# the keyed entries in shared memory are exactly the rows of sync_state
+# (held or pending, same token).  (These checks of nested limits run first
+# as the sessions left things, then again after: every other time the
+# extension of one database is dropped and created again, with the holds
+# the sessions keep; then the limits and plans the pools name are set
+# again, and 3 to 6 keyed requests are made for children of the parents,
+# which fill them and queue behind them, and one for several children.)
 #
 # At the end the sessions end: no session or transaction entry may be left,
 # and every lock seen during the run that nobody holds now (a semaphore with
@@ -1355,6 +1358,22 @@ SELECT coalesce(string_agg(format('%s: %s waits at the front for %s slots (prior
                                         AND b.sizelimit IS NOT NULL AND b.queueing IS DISTINCT FROM 'best_effort'
                                         AND b.slots_held + b.slots > b.sizelimit))))},
 		"$db: a request waits for slots that are free", $c);
+	# A request for more slots than its semaphore's limit (above 0) is
+	# refused (22023), and a keyed one withdrawn when the limit is lowered
+	# under it: it could never be granted.  The same must go for a parent:
+	# the slots a request takes under one parent (a request of several of
+	# its children) must fit the parent's sizelimit, or the request waits
+	# for ever at the front of its children's queues, and holds back
+	# everyone behind it.
+	settled(q{SELECT coalesce(string_agg(format('holder %s waits for %s slots under parent %s (%s), whose sizelimit is %s',
+                                  workflowkey, slots, parent_row, names, parent_sizelimit), '; '), 't')
+  FROM (SELECT s.workflowkey, s.request_id, l.parent_row, l.parent_sizelimit, sum(s.slots) AS slots,
+               string_agg(s.name, ', ' ORDER BY s.name) AS names
+          FROM sync_state s JOIN sync_locks l ON l.lock_name = s.name
+         WHERE NOT s.held AND l.parent_row IS NOT NULL
+         GROUP BY 1, 2, 3, 4) r
+ WHERE r.parent_sizelimit > 0 AND r.slots > r.parent_sizelimit},
+		"$db: a request waits for more slots under a parent than the parent has", $c);
 }
 
 # Every lock seen in the database that nobody holds or waits for now (a
@@ -1420,7 +1439,8 @@ sub quiesce
 # Keyed requests for children of the parents of $BASE_LIMITS_SQL, made at
 # every full check once the limits are set again: the parents fill up and
 # requests queue behind them (or behind their own semaphore), with mixed
-# priorities, slots and leases, some with a controller that goes stale.
+# priorities, slots and leases, some with a controller that goes stale,
+# and one request of several children.
 # The fuzz then finds them to release, refresh, claim and delete.
 my @CHILD_LOCKS = ('sem/f/s1', 'sem/f/s2', "sem/f/$LONGKEY", 'sem/h/a', 'sem/h/b', 'sem/h/c', 'sem/h/own');
 
@@ -1434,6 +1454,13 @@ sub seed_nested
 			'controller => ' . (chance(0.25) ? tlit(pick(@CONTROLLERS)) : 'NULL::text'),
 			'lease => ' . ival(pick(undef, undef, '10 s', '1 hour')), 'slots => ' . num(pick(1, 1, 1, 2), 'integer')) . ')';
 	}
+	# and one of several children together: of one parent (two or three
+	# of f/all's or h/all's) or of both
+	my $family = wpick(2, [ @CHILD_LOCKS[ 0 .. 2 ] ], 2, [ @CHILD_LOCKS[ 3 .. 6 ] ], 1, \@CHILD_LOCKS);
+	my %seen;
+	my @n = grep { !$seen{$_}++ } map { pick(@$family) } 1 .. 2 + rint(3);
+	push @stmts, 'SELECT sync_request(' . arr(\@n) . ', ' . tlit(pick(@HOLDERS)) . ', priority => '
+	  . num(pick(0, 0, 1), 'integer') . ')' if @n > 1;
 	record($checker, \@stmts, run($checker, @stmts), [ ('sync_request for a child (full check)') x @stmts ]);
 }
 
