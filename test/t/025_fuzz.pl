@@ -14,62 +14,100 @@
 # sessions: the superuser, a member of syncwf_admin, two sessions of a
 # plain role (one with a schema of its own first in its search_path, where
 # look-alikes of = for text and of min(numeric) record every use), and the
-# syncwf_admin member in "other".  Each step of the run, a session chosen at
-# random:
+# syncwf_admin member in "other".  Both databases start with nested limits
+# (1.8): parent row f/all (2 slots) over f/s1, f/s2 and f/<long key>
+# (1 + 2 + 1), parent h/all (2) over the pattern h/* (1 for each sem/h/...
+# without a row of its own) and h/own (1), while f/s3 and h/solo have no
+# parent; most of the hot semaphores are their children, so parents fill
+# up and requests queue behind them.  Each step of the run, a session
+# chosen at random:
 #  - calls one function (sometimes two in one statement, or one three
 #    times), with arguments drawn by argument name and type: valid lock
-#    names, holder keys, controllers, plan identifiers, phases from small
-#    pools (so that holds, queues, executions and stale controllers build
-#    up), or near-valid and invalid ones: empty, at and around every length
-#    limit (also in multi-byte characters), control characters, U+0080 to
-#    U+009F, odd Unicode, slashes, quotes, NULL; intervals 0, negative,
-#    tiny, huge (178000000 years, 2147483647 days 2147483647 months),
-#    infinite on 17 and later; integer and bigint bounds; arrays empty, with
-#    NULLs, duplicates, 64 and 65 names, two dimensions, another lower
-#    bound; timestamps at and past their ends; roles that do not exist;
-#  - or changes a table (as above), or runs a transaction command: BEGIN
-#    (also SERIALIZABLE, READ ONLY), COMMIT, ROLLBACK, savepoints,
-#    PREPARE TRANSACTION, COMMIT / ROLLBACK PREPARED, DISCARD ALL, SET ROLE,
-#    VACUUM (FULL), ANALYZE, REINDEX of a table, a reconnect,
-#    pg_terminate_backend of another session;
+#    names, holder keys, controllers, plan identifiers, phases, slots,
+#    modes and fair keys from small pools (so that holds, queues,
+#    executions and stale controllers build up), or near-valid and
+#    invalid ones: empty, at and around every length limit (also in
+#    multi-byte characters), control characters, U+0080 to U+009F, odd
+#    Unicode, slashes, quotes, NULL; intervals 0, negative, tiny, huge
+#    (178000000 years, 2147483647 days 2147483647 months), infinite on 17
+#    and later; integer and bigint bounds; arrays empty, with NULLs,
+#    duplicates, 64 and 65 names, two dimensions, another lower bound;
+#    timestamps at and past their ends; roles that do not exist;
+#  - or changes a table (as above; sync_limit.parent names mostly one of
+#    the two parents, or none, else a row no parent may be: a child (three
+#    levels), a pattern, a launch plan's row, itself, a row that does not
+#    exist; half the changes of sync_limit change the nesting: a row's
+#    parent, a parent's or a child's sizelimit, both at once, a row of its
+#    own for a key under h/*, a parent deleted while named, a parent
+#    renamed), or runs a transaction command: BEGIN (also SERIALIZABLE,
+#    READ ONLY), COMMIT, ROLLBACK, savepoints, SET CONSTRAINTS ...
+#    IMMEDIATE for the checks of parent, PREPARE TRANSACTION, COMMIT /
+#    ROLLBACK PREPARED, DISCARD ALL, SET ROLE, VACUUM (FULL), ANALYZE,
+#    REINDEX of a table, a reconnect, pg_terminate_backend of another
+#    session;
 #  - sometimes leaves its statement running while other sessions act
 #    (and sometimes cancels it), and sometimes runs it with a 1 ms
 #    statement_timeout.
 # Halfway, the server stops (fast or immediate) and starts again, with
-# whatever the sessions held.
+# whatever the sessions held (keyed holds and their parents' counts are
+# rebuilt: the checks of every 250 steps below run then too).
 # Every statement has a statement_timeout, so a blocking call ends.
 #
 # Checked after every statement: no SQLSTATE of class XX (internal error),
 # 58 (system error) or 53 (resources) other than 53400 (the documented
 # refusal of raise_on_limit) and PostgreSQL's own 53200 of PREPARE
 # TRANSACTION past max_prepared_transactions, no FATAL or PANIC, no WARNING
-# about a leak,
-# and the server is up.  Every 20 steps: no look-alike of the poisoned
-# search_path ran inside syncwf; every table and view of the
-# extension can be read completely, each row cast to text (so every
-# output function runs), in both databases; the server has not restarted;
-# the server log has no TRAP (failed assertion), no crash, no SQLSTATE of
-# those classes from any process (the background worker included); every
-# notification received on channels syncwf and syncwf_launch is valid
-# JSON.  Every 250 steps, with every session idle (transactions ended,
-# prepared ones committed or rolled back), in both databases: no
+# about a leak, and the server is up; and sync_limit is read, to know when
+# each row last changed.  Every 20 steps: no look-alike of the poisoned
+# search_path ran inside syncwf; every table and view of the extension can
+# be read completely, each row cast to text (so every output function
+# runs), in both databases; the server has not restarted; the server log
+# has no TRAP (failed assertion), no crash, no SQLSTATE of those classes
+# from any process (the background worker included); every notification
+# received on channels syncwf and syncwf_launch is valid JSON; for every
+# parent, the parent_slots_held that sync_locks shows on each of its
+# children is the sum of the slots_held of its live children (a cached
+# child holds none), and they all show the same parent_sizelimit; and,
+# when no statement is left running, no semaphore (own limit) and no
+# parent holds more than its limit, unless a change of sync_limit explains
+# it: every hold granted after the last change of its semaphore's row (or
+# of its parent: its sizelimit, a child that came under it, rows inserted
+# or deleted, a restart, the extension created again) must have found room,
+# that is, the holds granted up to it and still held fit the limit
+# (launch plans' semaphores, which executions may take whatever the limit,
+# are left out).  Every 250 steps, with every session idle (transactions
+# ended, prepared ones committed or rolled back), in both databases: no
 # transaction-scope entry and no waiting session is left, every pid in the
 # views is a live backend, sync_locks agrees with sync_holders and
-# sync_waiters; and after sync_reconcile() the keyed entries in shared
-# memory are exactly the rows of sync_state (held or pending, same token).
-# (First, every other time, the extension of one database is dropped and
-# created again, with the holds the sessions keep; then the limits and
-# plans the pools name are set again.)
+# sync_waiters; each live semaphore's sizelimit, parent and parent's
+# sizelimit are those of its row in sync_limit; no keyed request waits at
+# the front of a semaphore's queue with room for it there and under its
+# parent, unless a sibling's waiter may go first (one that goes before it
+# by priority and time and is not plainly held back by its own semaphore;
+# requests of several locks, claim-only requests, rates, launch plans and
+# a semaphore whose row is a parent are left out); no keyed request waits
+# for more slots under one parent than the parent's sizelimit (above 0),
+# which it could never get, as a request for more slots than its
+# semaphore's limit is refused or withdrawn; and after sync_reconcile()
+# the keyed entries in shared memory are exactly the rows of sync_state
+# (held or pending, same token).  (These checks of nested limits run first
+# as the sessions left things, then again after: every other time the
+# extension of one database is dropped and created again, with the holds
+# the sessions keep; then the limits and plans the pools name are set
+# again, and 3 to 6 keyed requests are made for children of the parents,
+# which fill them and queue behind them, and one for several children.)
 #
 # At the end the sessions end: no session or transaction entry may be left,
 # and every lock seen during the run that nobody holds now (a semaphore with
-# its limit set to 1) can be taken at once (no leaked slot).  The server
-# restarts with the fuzzed tables (keyed holds are rebuilt from them):
-# everything reads again and memory agrees with sync_state.  Then every
-# keyed hold is released and every execution deleted: nothing may be left
-# in sync_locks, sync_holders or sync_waiters, and every lock seen can be
+# its limit set to 1 and no parent) can be taken at once (no leaked slot).
+# The server restarts with the fuzzed tables (keyed holds are rebuilt from
+# them): everything reads again, memory agrees with sync_state, and the
+# nested limits agree with sync_limit and their counts.  Then every keyed
+# hold is released and every execution deleted: nothing may be left in
+# sync_locks, sync_holders or sync_waiters, and every lock seen can be
 # taken again.  A last restart, and the tables and views read again.  A
-# summary of SQLSTATEs per function goes to the test log.
+# summary of SQLSTATEs per function goes to the test log.  State must have
+# built up during the run, full parents and waiters behind one included.
 #
 # SYNCWF_FUZZ_SEED (default fixed) seeds the generator; it is printed.
 # The same seed draws the same statements as long as the server answers the
@@ -182,10 +220,15 @@ my @LOCKS = (
 	'mtx/f/a', 'mtx/f/b', 'mtx/g/a/b', "mtx/\x{fc}n\x{ef}/\x{43a}\x{43b}\x{44e}\x{447}",
 	"mtx/f/q'\"\\", 'sem/f/s0', 'sem/f/s1', 'sem/f/s2', 'sem/f/s3', 'sem/f/none',
 	"sem/\x{fc}n\x{ef}/\x{43a}\x{43b}\x{44e}\x{447}", 'sem/launchplan/p/d/n1',
-	'sem/launchplan/p/d/n2', 'mtx/launchplan/p/d/n1', "mtx/f/$LONGKEY", "sem/f/$LONGKEY");
+	'sem/launchplan/p/d/n2', 'mtx/launchplan/p/d/n1', "mtx/f/$LONGKEY", "sem/f/$LONGKEY",
+	'sem/f/all', 'sem/h/a', 'sem/h/b', 'sem/h/c', 'sem/h/own', 'sem/h/solo', 'sem/h/all');
 my @LIMITS = ('f/s0', 'f/s1', 'f/s2', 'f/s3', 'f/none', "\x{fc}n\x{ef}/\x{43a}\x{43b}\x{44e}\x{447}",
-	"f/$LONGKEY", 'launchplan/p/d/n1', 'launchplan/p/d/n2');
-my @HOT_LOCKS = ('mtx/f/a', 'sem/f/s2', 'sem/launchplan/p/d/n1');
+	"f/$LONGKEY", 'launchplan/p/d/n1', 'launchplan/p/d/n2', 'f/all', 'h/all', 'h/*', 'h/own', 'h/solo');
+# the parent rows (nested limits) of $BASE_LIMITS_SQL, and rows that are
+# or may become their children
+my @PARENTS = ('f/all', 'h/all');
+my @CHILDREN = ('f/s1', 'f/s2', "f/$LONGKEY", 'h/*', 'h/own', 'h/solo', 'f/s3', 'f/s0');
+my @HOT_LOCKS = ('mtx/f/a', 'sem/f/s1', 'sem/f/s2', 'sem/h/a', 'sem/h/b', 'sem/launchplan/p/d/n1');
 my @HOT_HOLDERS = ('ns/wf1', 'ns/wf2');
 my @HOLDERS = ('ns/wf1', 'ns/wf2', 'ns/wf3', 'ns/wf4', 'w', "ns/\x{fc}", 'h' x 255, "q'\"\\");
 my @CONTROLLERS = ('c1', 'c2', 'c3', 'c' x 255, "\x{441}");
@@ -194,13 +237,28 @@ my @PLANS = map { "n$_" } 1 .. 6;
 my @VERSIONS = ('v1', 'v2', 'v/3');
 my @PHASES = qw(PENDING QUEUED RUNNING SUCCEEDING SUCCEEDED FAILING FAILED ABORTING ABORTED TIMED_OUT);
 my @ROLES = ('postgres', 'fuzz_user', 'fuzz_admin', 'syncwf_admin');
+my @FAIR_KEYS = ('tenant-a', 'tenant-b', "t\x{e9}nant");
 
 # The limits and plans the pools name; set again at every full check, since
-# the fuzzed statements change and delete them.
-my $BASE_SQL = q{
-INSERT INTO sync_limit VALUES ('f/s0', 0), ('f/s1', 1), ('f/s2', 2), ('f/s3', 3),
-    (E'\u00fcn\u00ef/\u043a\u043b\u044e\u0447', 2), ('f/' || repeat('k', 249), 1),
-    ('launchplan/p/d/n2', 1)
+# the fuzzed statements change and delete them.  Nested limits: parent f/all
+# (2 slots) over f/s1, f/s2 and f/<long key> (1 + 2 + 1), parent h/all (2)
+# over the pattern h/* (1 for each sem/h/... without a row of its own) and
+# h/own (1); f/s3 and h/solo (under the pattern's prefix) have no parent.
+# First every other row loses the parent the fuzz gave it, so that none
+# names a row of these as its parent in a way the rows below would break
+# (a third level, a sizelimit above the parent's).
+my $BASE_LIMITS_SQL = q{
+UPDATE sync_limit SET parent = NULL
+ WHERE parent IS NOT NULL
+   AND name NOT IN ('f/s1', 'f/s2', 'f/' || repeat('k', 249), 'h/*', 'h/own');
+INSERT INTO sync_limit (name, sizelimit, parent) VALUES ('f/s0', 0, NULL), ('f/s1', 1, 'f/all'),
+    ('f/s2', 2, 'f/all'), ('f/s3', 3, NULL), ('f/all', 2, NULL),
+    (E'\u00fcn\u00ef/\u043a\u043b\u044e\u0447', 2, NULL), ('f/' || repeat('k', 249), 1, 'f/all'),
+    ('h/all', 2, NULL), ('h/*', 1, 'h/all'), ('h/own', 1, 'h/all'), ('h/solo', 2, NULL)
+    ON CONFLICT (name) DO UPDATE SET sizelimit = EXCLUDED.sizelimit, parent = EXCLUDED.parent;
+};
+my $BASE_SQL = $BASE_LIMITS_SQL . q{
+INSERT INTO sync_limit VALUES ('launchplan/p/d/n2', 1)
     ON CONFLICT (name) DO UPDATE SET sizelimit = EXCLUDED.sizelimit;
 SELECT sync_launch_plan_register('p', 'd', 'n1', 'v1', 1, 'WAIT');
 SELECT sync_launch_plan_register('p', 'd', 'n2', 'v1', 2, 'SKIP');
@@ -211,6 +269,7 @@ SELECT sync_launch_plan_register('p', 'd', 'n6', 'v1', 2, 'WAIT', 'PRIORITY', '1
 SELECT sync_launch_plan_register('p', 'd', 'n6', 'v2', 1, 'WAIT', 'LIFO');
 };
 $node->safe_psql('postgres', $BASE_SQL);
+$node->safe_psql('other', $BASE_LIMITS_SQL);
 
 # --- the extension's functions and tables, from the catalog --------------------
 my $members = q{
@@ -412,10 +471,12 @@ my %NAME_ROLE = (
 	behavior => 'behavior', scheduling => 'scheduling', max_pending => 'max_pending',
 	execution_id => 'execution_id', replaced_execution_id => 'execution_id',
 	phase => 'phase', window_length => 'interval', owner => 'role', event => 'event',
-	reason => 'text', sizelimit => 'limit', held => 'bool');
+	reason => 'text', sizelimit => 'limit', held => 'bool', slots => 'slots', mode => 'mode',
+	fair_key => 'fair_key');
 my %COL_ROLE = ('sync_limit.name' => 'limit_name', 'sync_state.name' => 'lock_name',
 	'sync_controller.controller' => 'controller_nn', 'sync_launch_plan.behavior' => 'behavior_uc',
-	'sync_launch_plan.scheduling' => 'scheduling_uc', 'sync_limit.queueing' => 'queueing');
+	'sync_launch_plan.scheduling' => 'scheduling_uc', 'sync_limit.queueing' => 'queueing',
+	'sync_limit.parent' => 'parent');
 
 my %GEN;
 %GEN = (
@@ -423,7 +484,7 @@ my %GEN;
 		my ($w) = @_;
 		return 'NULL::text' if $w && chance(0.08);
 		return tlit($w ? weird_lock_name()
-			  : wpick(50, pick(@HOT_LOCKS), 35, pick(@LOCKS), 15, 'mtx/f/r' . rint(40)));
+			  : wpick(50, pick(@HOT_LOCKS), 35, pick(@LOCKS), 10, 'mtx/f/r' . rint(40), 5, 'sem/h/r' . rint(20)));
 	},
 	lock_names => sub {
 		my ($w) = @_;
@@ -548,6 +609,14 @@ my %GEN;
 		return 'NULL::text' if $w && chance(0.1);
 		return tlit($w ? (chance(0.6) ? mutate(pick(@LIMITS)) : weird_text()) : pick(@LIMITS));
 	},
+	# a parent row: mostly one of the pools' parents, or none; else another
+	# row of the pool (a child: three levels; a pattern; a launch plan's
+	# row; itself; f/none, which has no row) or a near-valid name
+	parent => sub {
+		my ($w) = @_;
+		return wpick(1, 'NULL::text', 4, tlit(mutate(pick(@PARENTS, @LIMITS))), 3, tlit(weird_text())) if $w;
+		return wpick(25, 'NULL::text', 55, tlit(pick(@PARENTS)), 20, tlit(pick(@LIMITS)));
+	},
 	queueing => sub {
 		my ($w) = @_;
 		return tlit($w ? (chance(0.5) ? mutate(pick('strict', 'best_effort')) : weird_text()) : pick('strict', 'best_effort', undef));
@@ -555,6 +624,20 @@ my %GEN;
 	limit => sub {
 		my ($w) = @_;
 		return $w ? num(pick(@INT_BOUNDS, 'NULL'), 'integer') : num(pick(0, 1, 1, 2, 3), 'integer');
+	},
+	slots => sub {
+		my ($w) = @_;
+		return $w ? num(pick(@INT_BOUNDS, 0, 'NULL'), 'integer') : num(pick(1, 1, 1, 1, 2, 3), 'integer');
+	},
+	mode => sub {
+		my ($w) = @_;
+		return $w ? (chance(0.2) ? 'NULL::text' : tlit(chance(0.5) ? mutate(pick('exclusive', 'shared')) : weird_text()))
+		  : tlit(pick('exclusive', 'exclusive', 'exclusive', 'shared'));
+	},
+	fair_key => sub {
+		my ($w) = @_;
+		return $w ? tlit(chance(0.5) ? mutate(pick(@FAIR_KEYS)) : weird_text())
+		  : chance(0.6) ? 'NULL::text' : tlit(pick(@FAIR_KEYS));
 	},
 	role => sub {
 		my ($w) = @_;
@@ -641,7 +724,7 @@ sub call_statement
 	return ('SELECT r::text FROM ' . call_expr($f) . ' r', $f->{sig});
 }
 
-my %TABLE_WEIGHT = (sync_limit => 3, sync_state => 3, sync_controller => 2,
+my %TABLE_WEIGHT = (sync_limit => 4, sync_state => 3, sync_controller => 2,
 	sync_launch_plan => 2, sync_execution => 3, sync_launch_event => 1);
 
 sub where_clause
@@ -660,6 +743,33 @@ sub where_clause
 
 my %attempted; # label -> count (by sessions that may change the tables)
 
+# A change of the nesting of sync_limit, as (statement, operation): a row's
+# parent set (or cleared, or to a row that breaks a rule), a parent's or a
+# child's sizelimit raised or lowered (a parent below a child is refused),
+# a parent and a child changed together, a row of its own for a key under
+# the pattern h/* (which takes it from h/*'s parent), a parent deleted
+# while children name it (23503) or a child deleted, a parent renamed (its
+# children follow, ON UPDATE CASCADE) or renamed to a name no parent may
+# have.
+sub nested_limit_statement
+{
+	my ($t) = @_;
+	my $w = chance(0.15);
+	my $is = sub { return ' WHERE name OPERATOR(pg_catalog.=) ' . tlit($_[0]); };
+	return @{ wpick(
+		30, [ "UPDATE $t->{qname} SET parent = " . $GEN{parent}->($w)
+			  . $is->(pick(@CHILDREN, @PARENTS, 'h/r' . rint(20))), 'UPDATE' ],
+		25, [ "UPDATE $t->{qname} SET sizelimit = " . $GEN{limit}->(0) . $is->(pick(@PARENTS, @PARENTS, @CHILDREN)), 'UPDATE' ],
+		8, [ "UPDATE $t->{qname} SET sizelimit = " . $GEN{limit}->(0)
+			  . ' WHERE name OPERATOR(pg_catalog.=) ANY (' . arr([ pick(@PARENTS), pick(@CHILDREN) ]) . ')', 'UPDATE' ],
+		20, [ "INSERT INTO $t->{qname} (name, sizelimit, parent) VALUES (" . tlit('h/r' . rint(20)) . ', '
+			  . $GEN{limit}->(0) . ', ' . $GEN{parent}->($w) . ') ON CONFLICT (name) DO UPDATE SET '
+			  . 'sizelimit = EXCLUDED.sizelimit, parent = EXCLUDED.parent', 'INSERT' ],
+		10, [ "DELETE FROM $t->{qname}" . $is->(pick(@PARENTS, 'h/own', 'h/*', 'h/r' . rint(20))), 'DELETE' ],
+		7, [ "UPDATE $t->{qname} SET name = " . tlit(pick('f/all2', 'h/all2', 'h/all/*', 'launchplan/x/y/z', 'f/s1'))
+			  . $is->(pick(@PARENTS, 'f/all2', 'h/all2')), 'UPDATE' ]) };
+}
+
 # returns (statement, operation)
 sub dml_statement
 {
@@ -677,6 +787,11 @@ sub dml_statement
 	{
 		$t = wpick(map { ($TABLE_WEIGHT{ $_->{name} } // 1, $_) } @TABLES);
 		$op = wpick(36, 'INSERT', 28, 'UPDATE', 24, 'DELETE', 7, 'TRUNCATE', 5, 'LOCK');
+	}
+	if ($t->{name} eq 'sync_limit' && $op =~ /^(INSERT|UPDATE|DELETE)$/ && chance(0.5))
+	{
+		my ($s, $kind) = nested_limit_statement($t);
+		return ($s, "$t->{name} $kind");
 	}
 	my $w = pick(0, 0, 0.2, 0.6);
 	my @cols = @{ $t->{cols} };
@@ -925,13 +1040,17 @@ sub scan_log
 		}
 		problem("server log: $line")
 		  if $line =~ /TRAP:|terminated by signal|exited with exit code|was terminated|server process .* exited|all server processes terminated|leak|was not closed|still referenced/
-		  && $line !~ /terminating connection due to administrator command/;
+		  && $line !~ /terminating connection due to administrator command/
+		  && $line !~ /DETAIL:  Key \(.*\) is still referenced from table/;    # a foreign key's 23503
 	}
 }
 
 # --- checks -----------------------------------------------------------------------
 my %seen_locks = (postgres => {}, other => {});    # lock names seen in sync_locks
-my %max_seen = map { $_ => 0 } qw(session transaction keyed waiters executions plans controllers);
+# full_parents: parent rows whose children fill them; behind_parent:
+# waiters on a child with room for them whose parent has none
+my @BUILT_UP = qw(session transaction keyed waiters executions plans controllers full_parents behind_parent);
+my %max_seen = map { $_ => 0 } @BUILT_UP;
 
 sub read_everything
 {
@@ -988,15 +1107,27 @@ SELECT (SELECT count(*) FROM sync_holders WHERE scope = 'session'),
        (SELECT count(*) FROM sync_waiters),
        (SELECT count(*) FROM sync_execution),
        (SELECT count(*) FROM sync_launch_plan),
-       (SELECT count(*) FROM sync_controller)}, 'counting', 1);
-	if (defined $counts && $counts =~ /^(\d+)\|(\d+)\|(\d+)\|(\d+)\|(\d+)\|(\d+)\|(\d+)$/)
+       (SELECT count(*) FROM sync_controller),
+       (SELECT count(DISTINCT parent_row) FROM sync_locks
+         WHERE parent_sizelimit > 0 AND parent_slots_held >= parent_sizelimit),
+       (SELECT count(*) FROM sync_waiters w JOIN sync_locks l USING (lock_name)
+         WHERE l.parent_slots_held + w.slots > l.parent_sizelimit AND l.slots_held + w.slots <= l.sizelimit)},
+		'counting', 1);
+	if (defined $counts && $counts =~ /^(\d+)\|(\d+)\|(\d+)\|(\d+)\|(\d+)\|(\d+)\|(\d+)\|(\d+)\|(\d+)$/)
 	{
-		my @v = ($1, $2, $3, $4, $5, $6, $7);
-		for my $k (qw(session transaction keyed waiters executions plans controllers))
+		my @v = ($1, $2, $3, $4, $5, $6, $7, $8, $9);
+		for my $k (@BUILT_UP)
 		{
 			my $x = shift @v;
 			$max_seen{$k} = $x if $x > $max_seen{$k};
 		}
+	}
+	my $running = grep { $_->{busy} } @SESSIONS;
+	for my $pair ([ $checker, 'postgres' ], [ $checker_other, 'other' ])
+	{
+		my ($c, $db) = @$pair;
+		parent_counts($c, $db);
+		over_limit($c, $db) unless $running;
 	}
 	for my $pair ([ $checker, 'postgres' ], [ $checker_other, 'other' ])
 	{
@@ -1052,8 +1183,197 @@ sub locks_agree
     SELECT 1 FROM sync_locks l
      WHERE l.holders <> (SELECT count(*) FROM sync_holders h WHERE h.lock_name = l.lock_name)
         OR l.waiters <> (SELECT count(*) FROM sync_waiters w WHERE w.lock_name = l.lock_name)
-        OR (l.kind = 'mutex' AND l.holders > 1))},
+        OR (l.kind = 'mutex' AND l.holders > 1
+            AND EXISTS (SELECT 1 FROM sync_holders h WHERE h.lock_name = l.lock_name AND h.mode = 'exclusive')))},
 		"$db: sync_locks disagrees with sync_holders and sync_waiters", $c);
+}
+
+# --- nested limits -------------------------------------------------------------------
+# When sync_limit last changed, as the checker sees it: read after every
+# step (and after whatever else may change it), keyed by row name (hex) or
+# '*' for any change of which rows exist (a pattern may then apply to
+# other semaphores, a semaphore to another parent).  A change of a row's
+# sizelimit counts for that row (its semaphores, or its children if it is
+# a parent); a change of its parent, for the old and the new parent.  The
+# time is the checker's clock at the read that saw the change, so never
+# before its commit.  A change the reads may have missed (a statement left
+# running, which may commit between two reads, or the extension created
+# again, or a restart) counts as '*' at the next read.
+my %limit_text;                                      # db -> the rows as last read
+my %limit_changed = (postgres => {}, other => {});   # db -> key -> timestamptz
+my %limit_unseen = (postgres => 1, other => 1);      # db -> 1: count the next read as a change of everything
+
+sub track_limits
+{
+	for my $pair ([ $checker, 'postgres' ], [ $checker_other, 'other' ])
+	{
+		my ($c, $db) = @$pair;
+		next if $c->{dead};
+		# soft: a session may hold a lock on the table; a later read sees it
+		my $out = check_sql($c, q{SELECT clock_timestamp() || '|' || coalesce(string_agg(
+    encode(convert_to(name, 'UTF8'), 'hex') || ':' || sizelimit || ':' || coalesce(encode(convert_to(parent, 'UTF8'), 'hex'), '-'),
+    ',' ORDER BY name), '') FROM sync_limit}, "$db: reading sync_limit", 1);
+		next unless defined $out;
+		my ($now, $text) = split /\|/, $out, 2;
+		my $old = $limit_text{$db};
+		$limit_text{$db} = $text;
+		if ($limit_unseen{$db} || !defined $old)
+		{
+			$limit_changed{$db}{'*'} = $now;
+			$limit_unseen{$db} = 0;
+			next;
+		}
+		next if $text eq $old;
+		my %o = map { my ($n, @v) = split /:/; ($n => \@v) } split /,/, $old;
+		my %n = map { my ($n, @v) = split /:/; ($n => \@v) } split /,/, $text;
+		if (join(',', sort keys %o) ne join(',', sort keys %n))
+		{
+			$limit_changed{$db}{'*'} = $now;
+			next;
+		}
+		for my $k (keys %n)
+		{
+			my ($ol, $op) = @{ $o{$k} };
+			my ($nl, $np) = @{ $n{$k} };
+			$limit_changed{$db}{$k} = $now if $ol ne $nl;
+			if ($op ne $np)
+			{
+				$limit_changed{$db}{$op} = $now if $op ne '-';
+				$limit_changed{$db}{$np} = $now if $np ne '-';
+			}
+		}
+	}
+}
+
+# Nested limits, at any check: the slots sync_locks shows held under each
+# parent, on each of its children, are the slots its live children hold
+# (a cached child holds none), and all its children show the same parent
+# limit.
+sub parent_counts
+{
+	my ($c, $db) = @_;
+	settled(q{WITH l AS (SELECT * FROM sync_locks WHERE parent_row IS NOT NULL),
+     g AS (SELECT parent_row, sum(slots_held) AS held, min(parent_slots_held) AS lo, max(parent_slots_held) AS hi,
+                  min(parent_sizelimit) AS llo, max(parent_sizelimit) AS lhi, string_agg(lock_name, ', ') AS children
+             FROM l GROUP BY parent_row)
+SELECT coalesce(string_agg(format('parent %s: its children (%s) hold %s slots, sync_locks shows %s held of %s',
+                                  parent_row, children, held,
+                                  CASE WHEN lo = hi THEN lo::text ELSE lo || ' to ' || hi END,
+                                  CASE WHEN llo = lhi THEN llo::text ELSE llo || ' to ' || lhi END), '; '), 't')
+  FROM g WHERE held <> lo OR lo <> hi OR llo <> lhi},
+		"$db: slots held under a parent and by its children differ", $c);
+}
+
+# No semaphore and no parent holds more than its limit, unless a change of
+# sync_limit could explain it: a lowered limit preempts nobody, a row that
+# takes another parent brings its holds along, and a restart rebuilds
+# keyed holds whatever the limits.  So each hold granted after the last
+# change that concerns its semaphore's row (or its parent) must have found
+# room: the holds granted up to it (and still held) fit the limit.  Claims
+# of sync_state rows are granted only with room too.  Launch plans'
+# semaphores are left out (their executions may be granted whatever the
+# limit).  Only with no statement running, so that no change can commit
+# unseen.
+sub over_limit
+{
+	my ($c, $db) = @_;
+	my $changes = join(', ', map { '(' . lit($_) . ', ' . lit($limit_changed{$db}{$_}) . '::timestamptz)' }
+		  sort keys %{ $limit_changed{$db} });
+	$changes ||= q{('*', '-infinity'::timestamptz)};
+	settled(qq{WITH ch(k, at) AS (VALUES $changes),
+     l AS (SELECT * FROM sync_locks WHERE kind = 'semaphore'),
+     h AS (SELECT h.lock_name, h.slots, h.since, l.limit_row, l.sizelimit, l.parent_row, l.parent_sizelimit,
+                  greatest((SELECT max(at) FROM ch WHERE k = '*'),
+                           (SELECT max(at) FROM ch WHERE k = encode(convert_to(l.limit_row, 'UTF8'), 'hex'))) AS own_at,
+                  greatest((SELECT max(at) FROM ch WHERE k = '*'),
+                           (SELECT max(at) FROM ch WHERE k = encode(convert_to(l.parent_row, 'UTF8'), 'hex'))) AS parent_at
+             FROM sync_holders h JOIN l USING (lock_name)),
+     o AS (SELECT format('%s holds %s slots of %s with the hold granted at %s (its row last changed at %s)',
+                         a.lock_name, (SELECT sum(b.slots) FROM h b WHERE b.lock_name = a.lock_name AND b.since <= a.since),
+                         a.sizelimit, a.since, a.own_at) AS what
+             FROM h a
+            WHERE NOT starts_with(a.lock_name, 'sem/launchplan/') AND a.limit_row IS NOT NULL
+              AND a.sizelimit IS NOT NULL AND a.since > a.own_at
+              AND (SELECT sum(b.slots) FROM h b WHERE b.lock_name = a.lock_name AND b.since <= a.since) > a.sizelimit
+           UNION ALL
+           SELECT format('parent %s: its children hold %s slots of %s with the hold of %s granted at %s (the parent last changed at %s)',
+                         a.parent_row, (SELECT sum(b.slots) FROM h b WHERE b.parent_row = a.parent_row AND b.since <= a.since),
+                         a.parent_sizelimit, a.lock_name, a.since, a.parent_at)
+             FROM h a
+            WHERE a.parent_row IS NOT NULL AND a.since > a.parent_at
+              AND (SELECT sum(b.slots) FROM h b WHERE b.parent_row = a.parent_row AND b.since <= a.since) > a.parent_sizelimit)
+SELECT coalesce(string_agg(what, '; '), 't') FROM o},
+		"$db: a semaphore or a parent was granted more than its limit", $c);
+}
+
+# With every session idle: the limits in force are those of the committed
+# rows (each live semaphore's parent and the parent's sizelimit, as
+# sync_limit says for its row), and no keyed request waits at the front of
+# a semaphore's queue while the semaphore has room for it and so has its
+# parent (unless a sibling's waiter may go first: one at the front of its
+# queue, or anywhere in a best-effort queue, that goes before it by
+# priority and time and is not plainly held back by its own semaphore).
+# Left out, as they wait for other reasons: requests of several locks,
+# claim-only requests, launch plans' semaphores, rates, and a semaphore
+# whose row is a parent.
+sub nested_quiescent
+{
+	my ($c, $db) = @_;
+	settled(q{SELECT coalesce(string_agg(format('%s: row %s names parent %s (sizelimit %s) and has sizelimit %s; sync_locks says parent %s (%s), sizelimit %s',
+                                  l.lock_name, l.limit_row, r.parent, p.sizelimit, r.sizelimit,
+                                  l.parent_row, l.parent_sizelimit, l.sizelimit), '; '), 't')
+  FROM sync_locks l JOIN sync_limit r ON r.name = l.limit_row
+  LEFT JOIN sync_limit p ON p.name = r.parent
+ WHERE l.kind = 'semaphore'
+   AND (l.parent_row IS DISTINCT FROM r.parent OR l.parent_sizelimit IS DISTINCT FROM p.sizelimit
+        OR (NOT starts_with(l.lock_name, 'sem/launchplan/') AND l.sizelimit IS DISTINCT FROM r.sizelimit))},
+		"$db: the limits in force are not those of sync_limit", $c);
+	settled(q{WITH l AS (SELECT * FROM sync_locks WHERE kind = 'semaphore'),
+     w AS (SELECT w.lock_name, w.position, w.request_size, w.slots, w.priority, w.waiting_since, w.holder,
+                  l.limit_row, l.sizelimit, l.slots_held, l.parent_row, l.parent_sizelimit, l.parent_slots_held,
+                  l.rate_tokens, r.queueing, r.rate_limit, s.claim, s.admit_limit
+             FROM sync_waiters w JOIN l USING (lock_name)
+             LEFT JOIN sync_limit r ON r.name = l.limit_row
+             LEFT JOIN sync_state s ON s.name = w.lock_name AND s.workflowkey = w.holder
+            WHERE w.active)
+SELECT coalesce(string_agg(format('%s: %s waits at the front for %s slots (priority %s, since %s) while %s of %s are held%s',
+                                  a.lock_name, a.holder, a.slots, a.priority, a.waiting_since, a.slots_held, a.sizelimit,
+                                  CASE WHEN a.parent_row IS NULL THEN ''
+                                       ELSE format(' and %s of %s under parent %s', a.parent_slots_held,
+                                                   a.parent_sizelimit, a.parent_row) END), '; '), 't')
+  FROM w a
+ WHERE a.position = 1 AND a.request_size = 1 AND NOT starts_with(a.lock_name, 'sem/launchplan/')
+   AND a.limit_row IS NOT NULL AND a.sizelimit IS NOT NULL AND a.rate_tokens IS NULL AND a.rate_limit IS NULL
+   AND a.claim IS FALSE AND a.admit_limit IS NULL
+   AND a.slots_held + a.slots <= a.sizelimit
+   AND NOT EXISTS (SELECT 1 FROM sync_limit c WHERE c.parent = a.limit_row)
+   AND (a.parent_row IS NULL
+        OR (a.parent_slots_held + a.slots <= a.parent_sizelimit
+            AND NOT EXISTS (SELECT 1 FROM w b
+                             WHERE b.parent_row = a.parent_row AND b.lock_name <> a.lock_name
+                               AND (b.priority > a.priority
+                                    OR (b.priority = a.priority AND b.waiting_since <= a.waiting_since))
+                               AND (b.position = 1 OR b.queueing = 'best_effort')
+                               AND NOT (b.position = 1 AND b.request_size = 1 AND b.rate_tokens IS NULL
+                                        AND b.sizelimit IS NOT NULL AND b.queueing IS DISTINCT FROM 'best_effort'
+                                        AND b.slots_held + b.slots > b.sizelimit))))},
+		"$db: a request waits for slots that are free", $c);
+	# A request for more slots than its semaphore's limit (above 0) is
+	# refused (22023), and a keyed one withdrawn when the limit is lowered
+	# under it: it could never be granted.  The same must go for a parent:
+	# the slots a request takes under one parent (a request of several of
+	# its children) must fit the parent's sizelimit, or the request waits
+	# for ever at the front of its children's queues, and holds back
+	# everyone behind it.
+	settled(q{SELECT coalesce(string_agg(format('holder %s waits for %s slots under parent %s (%s), whose sizelimit is %s',
+                                  workflowkey, slots, parent_row, names, parent_sizelimit), '; '), 't')
+  FROM (SELECT s.workflowkey, s.request_id, l.parent_row, l.parent_sizelimit, sum(s.slots) AS slots,
+               string_agg(s.name, ', ' ORDER BY s.name) AS names
+          FROM sync_state s JOIN sync_locks l ON l.lock_name = s.name
+         WHERE NOT s.held AND l.parent_row IS NOT NULL
+         GROUP BY 1, 2, 3, 4) r
+ WHERE r.parent_sizelimit > 0 AND r.slots > r.parent_sizelimit},
+		"$db: a request waits for more slots under a parent than the parent has", $c);
 }
 
 # Every lock seen in the database that nobody holds or waits for now (a
@@ -1069,10 +1389,15 @@ sub retake
 		next if check_sql($c, "SELECT EXISTS (SELECT 1 FROM sync_locks WHERE lock_name = $l)", 'sync_locks') ne 'f';
 		if ($n =~ m{^sem/(.*)$}s)
 		{
+			my $row = $1;
+			# a parent row's semaphore is not a lock of its own (55000)
+			next if (check_sql($c, 'SELECT EXISTS (SELECT 1 FROM sync_limit WHERE parent = ' . lit($row) . ')',
+					'sync_limit') // 't') ne 'f';
 			# limit 1 and nothing else: a rate the run left on the row
-			# (one token an hour) must not pass for a leaked slot
-			my $r = run($c, 'INSERT INTO sync_limit VALUES (' . lit($1) . ', 1) ON CONFLICT (name) DO UPDATE SET sizelimit = 1, '
-				  . 'max_waiters = NULL, rate_limit = NULL, rate_period = NULL, queueing = NULL')->[0];
+			# (one token an hour), or a parent that keyed holds of
+			# siblings fill, must not pass for a leaked slot
+			my $r = run($c, 'INSERT INTO sync_limit VALUES (' . lit($row) . ', 1) ON CONFLICT (name) DO UPDATE SET sizelimit = 1, '
+				  . 'max_waiters = NULL, rate_limit = NULL, rate_period = NULL, queueing = NULL, parent = NULL')->[0];
 			next if first_error($r);    # a name the table's CHECK refuses: never a semaphore with a limit
 		}
 		my $got = check_sql($c, "SELECT sync_try_acquire($l) IS NOT NULL", "$db: taking $n again");
@@ -1111,10 +1436,46 @@ sub quiesce
 	}
 }
 
+# Keyed requests for children of the parents of $BASE_LIMITS_SQL, made at
+# every full check once the limits are set again: the parents fill up and
+# requests queue behind them (or behind their own semaphore), with mixed
+# priorities, slots and leases, some with a controller that goes stale,
+# and one request of several children.
+# The fuzz then finds them to release, refresh, claim and delete.
+my @CHILD_LOCKS = ('sem/f/s1', 'sem/f/s2', "sem/f/$LONGKEY", 'sem/h/a', 'sem/h/b', 'sem/h/c', 'sem/h/own');
+
+sub seed_nested
+{
+	my @stmts;
+	for (1 .. 3 + rint(4))
+	{
+		push @stmts, 'SELECT sync_request(' . join(', ', tlit(pick(@CHILD_LOCKS, 'sem/h/r' . rint(20))),
+			tlit(pick(@HOLDERS)), 'priority => ' . num(pick(0, 0, 0, 1, -1), 'integer'),
+			'controller => ' . (chance(0.25) ? tlit(pick(@CONTROLLERS)) : 'NULL::text'),
+			'lease => ' . ival(pick(undef, undef, '10 s', '1 hour')), 'slots => ' . num(pick(1, 1, 1, 2), 'integer')) . ')';
+	}
+	# and one of several children together: of one parent (two or three
+	# of f/all's or h/all's) or of both
+	my $family = wpick(2, [ @CHILD_LOCKS[ 0 .. 2 ] ], 2, [ @CHILD_LOCKS[ 3 .. 6 ] ], 1, \@CHILD_LOCKS);
+	my %seen;
+	my @n = grep { !$seen{$_}++ } map { pick(@$family) } 1 .. 2 + rint(3);
+	push @stmts, 'SELECT sync_request(' . arr(\@n) . ', ' . tlit(pick(@HOLDERS)) . ', priority => '
+	  . num(pick(0, 0, 1), 'integer') . ')' if @n > 1;
+	record($checker, \@stmts, run($checker, @stmts), [ ('sync_request for a child (full check)') x @stmts ]);
+}
+
 sub full_check
 {
 	return unless server_up();
 	quiesce();
+	track_limits();
+	for my $pair ([ $checker, 'postgres' ], [ $checker_other, 'other' ])
+	{
+		my ($c, $db) = @$pair;
+		parent_counts($c, $db);
+		over_limit($c, $db);
+		nested_quiescent($c, $db);
+	}
 	if (chance(0.5))
 	{
 		# The extension dropped and created again, with whatever the
@@ -1126,8 +1487,12 @@ sub full_check
 		my $c = pick($checker, $checker_other);
 		my @stmts = ('BEGIN', 'DROP EXTENSION syncwf', 'CREATE EXTENSION syncwf', 'COMMIT');
 		record($c, \@stmts, run($c, @stmts), [ 'control', 'recreate extension', 'recreate extension', 'control' ]);
+		$limit_unseen{ $c == $checker ? 'postgres' : 'other' } = 1;
 	}
 	check_sql($checker, $BASE_SQL, 'setting the limits and plans again');
+	check_sql($checker_other, $BASE_LIMITS_SQL, 'other: setting the limits again');
+	seed_nested();
+	track_limits();
 	light_check(1);
 	for my $pair ([ $checker, 'postgres' ], [ $checker_other, 'other' ])
 	{
@@ -1140,6 +1505,7 @@ sub full_check
                     WHERE e.pid IS NOT NULL AND NOT EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.pid = e.pid))},
 			"$db: an entry belongs to a backend that has exited", $c);
 		locks_agree($c, $db);
+		nested_quiescent($c, $db);
 	}
 	keyed_invariants();
 }
@@ -1227,6 +1593,8 @@ sub finish_async
 {
 	my ($s) = @_;
 	my $b = $s->{busy};
+	# a change of sync_limit may have committed at any time since it was sent
+	$limit_unseen{ $s->{db} } = 1 if grep { /^sync_limit / } @{ $b->{labels} };
 	record($s, $b->{stmts}, collect($s), $b->{labels});
 	after_step($s, $b->{wrapped});
 }
@@ -1244,7 +1612,8 @@ sub control_statement
 			8, 'ROLLBACK TO SAVEPOINT ' . pick('s1', 's2'),
 			6, 'RELEASE SAVEPOINT ' . pick('s1', 's2'),
 			4, 'SELECT pg_sleep(0.05)',
-			3, 'SET LOCAL ROLE fuzz_user');
+			3, 'SET LOCAL ROLE fuzz_user',
+			2, 'SET CONSTRAINTS sync_limit_parent_fkey, sync_limit_tree IMMEDIATE');
 	}
 	return wpick(
 		40, pick('BEGIN', 'BEGIN', 'BEGIN ISOLATION LEVEL SERIALIZABLE',
@@ -1370,6 +1739,13 @@ sub restart_mid_run
 	read_everything(1);
 	keyed_invariants();
 	locks_agree($checker, 'postgres');
+	%limit_unseen = (postgres => 1, other => 1);
+	track_limits();
+	for my $pair ([ $checker, 'postgres' ], [ $checker_other, 'other' ])
+	{
+		parent_counts(@$pair);
+		nested_quiescent(@$pair);
+	}
 	scan_log();
 }
 
@@ -1382,6 +1758,7 @@ for ($step = 1; $step <= $ITERATIONS && !$server_down; $step++)
 	}
 	step();
 	last if $server_down;
+	track_limits();
 	light_check() if $step % $LIGHT_CHECK_EVERY == 0;
 	full_check() if $step % $FULL_CHECK_EVERY == 0;
 	restart_mid_run() if $step == int($ITERATIONS / 2);
@@ -1422,6 +1799,8 @@ SKIP:
 	read_everything(1);
 	keyed_invariants();
 	locks_agree($checker, 'postgres');
+	parent_counts($checker, 'postgres');
+	nested_quiescent($checker, 'postgres');
 	scan_log();
 
 	# release everything
@@ -1499,7 +1878,8 @@ SKIP:
 {
 	skip 'the server is down', 1 if $server_down;
 	is(join(', ', grep { !$max_seen{$_} } sort keys %max_seen), '',
-		'state built up: session, transaction and keyed holds, waiters, executions, plans, controllers');
+		'state built up: session, transaction and keyed holds, waiters, executions, plans, controllers, '
+		  . 'full parents, waiters behind a full parent');
 }
 is(scalar(@problems), 0, 'no crash, internal error, unreadable row or leak found')
   or diag(join("\n", @problems));
