@@ -218,6 +218,27 @@ sync_unbind_request(AcquireRequest *req)
 		}
 }
 
+/* Link a bound request's entries into its ring, in argument order. */
+static SyncEntry *
+sync_bind_link_ring(AcquireRequest *req)
+{
+	SyncEntry  *first = NULL;
+	SyncEntry  *prev = NULL;
+
+	for (int i = 0; i < req->nnames; i++)
+	{
+		if (!req->needed[i])
+			continue;
+		if (first == NULL)
+			first = req->entries[i];
+		else
+			prev->next_in_request = sync_entry_index(req->entries[i]);
+		prev = req->entries[i];
+	}
+	prev->next_in_request = sync_entry_index(first);
+	return first;
+}
+
 /* The parent row of SYNC_UNFIT_PARENT, for sync_report_bind_error() */
 static char failed_parent[SYNC_NAME_BUFLEN];
 
@@ -267,7 +288,6 @@ sync_bind_request(AcquireRequest *req, int32 priority, SyncScope scope,
 	uint64		request_id = pg_atomic_fetch_add_u64(&sync_shmem->next_request_id, 1);
 	uint64		seq = pg_atomic_fetch_add_u64(&sync_shmem->next_seq, 1);
 	TimestampTz now = GetCurrentTimestamp();
-	SyncEntry  *prev = NULL;
 
 	Assert(sync_partitions_held(req->partmask, true));
 	/* no ring yet: sync_entry_unfit() below sees each entry alone */
@@ -350,19 +370,7 @@ sync_bind_request(AcquireRequest *req, int32 priority, SyncScope scope,
 		}
 	}
 
-	/* link the ring in argument order */
-	*first = NULL;
-	for (int i = 0; i < req->nnames; i++)
-	{
-		if (!req->needed[i])
-			continue;
-		if (*first == NULL)
-			*first = req->entries[i];
-		else
-			prev->next_in_request = sync_entry_index(req->entries[i]);
-		prev = req->entries[i];
-	}
-	prev->next_in_request = sync_entry_index(*first);
+	*first = sync_bind_link_ring(req);
 	return sync_bind_check_parents(req, failed);
 }
 
