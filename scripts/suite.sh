@@ -468,12 +468,17 @@ layer_tap() {
         | tee "$dir/prove.log" || rc=$?
     parse_harness "$dir/prove.log" "$rc" "${files[@]}"
     local f b
+    # the servers' logs first, the test's own log last: a report read from
+    # its end shows what the test saw before what the servers did
     for f in "${H_FAILED_FILES[@]+"${H_FAILED_FILES[@]}"}"; do
         b="${f##*/}"; b="${b%.pl}"
-        add_failure_text "Perl TAP $f: tail of regress_log_$b" "$dir/tmp_check/log/regress_log_$b" 60
         for x in "$dir"/tmp_check/log/"${b}"_*.log; do
-            [[ -f "$x" ]] && add_failure_text "Perl TAP $f: tail of ${x##*/}" "$x" 30
+            [[ -f "$x" ]] && add_failure_text "Perl TAP $f: tail of ${x##*/}" "$x" 20
         done
+        add_failure_text "Perl TAP $f: tail of regress_log_$b" "$dir/tmp_check/log/regress_log_$b" 60
+        grep -hE '(^|\) )not ok|Dubious|Looks like|died|Died|giving up|BAIL' "$dir/prove.log" \
+            "$dir/tmp_check/log/regress_log_$b" 2>/dev/null | tail -n 15 \
+            | add_failure_text "Perl TAP $f: its failures and errors" -
     done
     echo "Perl TAP: $H_PASS passed, $H_FAIL failed"
     record "$name" "$H_PASS" "$H_FAIL" "${#files[@]} files; assertions: $H_ASSERT run, $H_AFAIL failed"
