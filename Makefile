@@ -26,8 +26,9 @@ OBJS         = src/core/client_wait.o src/core/guc.o src/core/holder_wakeups.o \
                src/engine/deadlock.o \
                src/engine/fair_weights.o src/engine/grant_rules.o \
                src/engine/entry_pool.o src/engine/limit_groups.o \
+               src/engine/limit_rows.o \
                src/engine/lock_table.o \
-               src/engine/outbox.o \
+               src/engine/outbox.o src/engine/priority_aging.o \
                src/engine/queue_order.o src/engine/queue_rank.o \
                src/engine/rate_limits.o src/engine/request.o \
                src/engine/sem_limits.o src/engine/stats.o \

@@ -21,6 +21,18 @@ ALTER TABLE sync_limit ADD COLUMN guarantee integer
 COMMENT ON COLUMN sync_limit.guarantee IS
     'Nested limits: slots of the parent this child gets first, before children above their guarantees (NULL: none); it borrows idle slots up to its sizelimit';
 
+-- Priority aging: a waiter's effective priority rises by one for every
+-- aging_interval it waits, up to aging_max_priority (both or neither).
+ALTER TABLE sync_limit ADD COLUMN aging_interval interval
+    CONSTRAINT sync_limit_aging_interval_check CHECK (aging_interval >= interval '1 second');
+ALTER TABLE sync_limit ADD COLUMN aging_max_priority integer;
+ALTER TABLE sync_limit ADD CONSTRAINT sync_limit_aging_check
+    CHECK ((aging_interval IS NULL) = (aging_max_priority IS NULL));
+COMMENT ON COLUMN sync_limit.aging_interval IS
+    'Priority aging: a waiter''s effective priority rises by one for every interval it has waited, at least 1 second (NULL: no aging; set both or neither)';
+COMMENT ON COLUMN sync_limit.aging_max_priority IS
+    'Priority aging: the highest effective priority a waiter rises to (one that asked for more keeps its own)';
+
 -- Nested limits (1.8): the rules of parent, checked when the transaction
 -- commits, so that it may insert a child before its parent, or change a
 -- parent and its children together in any order.  Each event reads the row
@@ -249,7 +261,8 @@ CREATE FUNCTION sync_entry_status(OUT lock_name text, OUT state text,
                                   OUT waiting_for text, OUT waiting_for_row text,
                                   OUT blocking_pids integer[],
                                   OUT blocking_holders text[],
-                                  OUT estimated_wait interval)
+                                  OUT estimated_wait interval,
+                                  OUT effective_priority integer)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'sync_entry_status'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
@@ -262,7 +275,8 @@ CREATE VIEW sync_holders AS
 COMMENT ON VIEW sync_holders IS 'One row per granted hold of the current database';
 
 CREATE VIEW sync_waiters AS
-    SELECT lock_name, pid, scope, priority, queue_position AS position,
+    SELECT lock_name, pid, scope, priority, effective_priority,
+           queue_position AS position,
            request_size, since AS waiting_since, holder, controller, active,
            slots, mode, passes, fair_key, fair_weight,
            waiting_for, waiting_for_row, blocking_pids, blocking_holders,

@@ -43,7 +43,13 @@ CREATE TABLE sync_limit (
               CONSTRAINT sync_limit_parent_fkey REFERENCES sync_limit (name)
               ON UPDATE CASCADE DEFERRABLE INITIALLY DEFERRED,
     guarantee integer
-              CONSTRAINT sync_limit_guarantee_check CHECK (guarantee >= 0)
+              CONSTRAINT sync_limit_guarantee_check CHECK (guarantee >= 0),
+    aging_interval interval
+              CONSTRAINT sync_limit_aging_interval_check
+              CHECK (aging_interval >= interval '1 second'),
+    aging_max_priority integer,
+    CONSTRAINT sync_limit_aging_check
+              CHECK ((aging_interval IS NULL) = (aging_max_priority IS NULL))
 );
 COMMENT ON TABLE sync_limit IS
     'Semaphore limits: the row ''<namespace>/<key>'' sets the limit of lock ''sem/<namespace>/<key>''; a row ''<prefix>/*'' that of every semaphore under the prefix without a row of its own';
@@ -59,6 +65,10 @@ COMMENT ON COLUMN sync_limit.parent IS
     'Nested limits: the row whose sizelimit every semaphore under this row also counts against, a grant taking a slot at both levels (NULL: none); two levels only, checked at commit';
 COMMENT ON COLUMN sync_limit.guarantee IS
     'Nested limits: slots of the parent this child gets first, before children above their guarantees (NULL: none); it borrows idle slots up to its sizelimit';
+COMMENT ON COLUMN sync_limit.aging_interval IS
+    'Priority aging: a waiter''s effective priority rises by one for every interval it has waited, at least 1 second (NULL: no aging; set both or neither)';
+COMMENT ON COLUMN sync_limit.aging_max_priority IS
+    'Priority aging: the highest effective priority a waiter rises to (one that asked for more keeps its own)';
 CREATE INDEX sync_limit_parent_idx ON sync_limit (parent);
 SELECT pg_catalog.pg_extension_config_dump('sync_limit', '');
 
@@ -406,7 +416,8 @@ CREATE FUNCTION sync_entry_status(OUT lock_name text, OUT state text,
                                   OUT waiting_for text, OUT waiting_for_row text,
                                   OUT blocking_pids integer[],
                                   OUT blocking_holders text[],
-                                  OUT estimated_wait interval)
+                                  OUT estimated_wait interval,
+                                  OUT effective_priority integer)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'sync_entry_status'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
@@ -426,7 +437,8 @@ CREATE VIEW sync_holders AS
 COMMENT ON VIEW sync_holders IS 'One row per granted hold of the current database';
 
 CREATE VIEW sync_waiters AS
-    SELECT lock_name, pid, scope, priority, queue_position AS position,
+    SELECT lock_name, pid, scope, priority, effective_priority,
+           queue_position AS position,
            request_size, since AS waiting_since, holder, controller, active,
            slots, mode, passes, fair_key, fair_weight,
            waiting_for, waiting_for_row, blocking_pids, blocking_holders,

@@ -140,13 +140,10 @@ typedef struct SyncLock
 	SyncEntryLink idle_link;	/* in its partition's idle_locks from its
 								 * first caching until the eviction walk */
 	bool		referenced;		/* cached again since the walk last saw it */
-	bool		best_effort;	/* semaphore: queueing = 'best_effort'
-								 * (grant_rules.c) */
-	int16		pattern_len;	/* semaphore: its limit comes from a pattern
-								 * row (sem_limits.c: SyncLimitValue), or 0 */
+	bool		best_effort;	/* semaphore: queueing = 'best_effort' */
+	int16		pattern_len;	/* semaphore: from a pattern row, or 0 */
 	int32		nheld;			/* entries in holders */
-	int32		slots_held;		/* slots the holders take: the sum of their
-								 * weights (sync_entry_weight()) */
+	int32		slots_held;		/* sum of the holders' sync_entry_weight() */
 	int32		nwaiting;		/* entries in waiters */
 	int32		ndormant;		/* entries in dormant */
 	int32		rate_limit;		/* tokens of its rate, 0: none (rate_limits.c
@@ -154,13 +151,16 @@ typedef struct SyncLock
 	int64		rate_period_us; /* ... refilled over this long */
 	double		rate_tat;		/* the bucket is full from this moment */
 	SyncEntryLink rate_link;	/* in its partition's rate_locks while its
-								 * front waiter waits for tokens */
+								 * front waits for tokens, or for aging */
+	/* priority aging (priority_aging.c): 0 interval: none */
+	int64		aging_interval_us;	/* a waiter gains 1 per interval waited */
+	int32		aging_max;		/* ... up to this priority */
+	TimestampTz aging_due;		/* the next waiter's promotion, or 0 */
 	SyncEntryList holders;		/* SyncEntry.lock_link, in grant order */
 	SyncEntryList waiters;		/* SyncEntry.lock_link, in queue order */
 	SyncEntryList dormant;		/* pending entries of inactive controllers,
 								 * in queue order (lock_link) */
-	int32		rank_root;		/* root of the waiters' order-statistic
-								 * tree (queue_rank.c), or SYNC_ENTRY_NONE */
+	int32		rank_root;		/* the waiters' treap (queue_rank.c), or none */
 	SyncStats  *stats;			/* its row of sync_lock_stats (stats.c),
 								 * from the first count until it leaves the
 								 * table; NULL before */
@@ -196,7 +196,8 @@ typedef struct SyncEntry
 	uint64		seq;			/* arrival order within a priority */
 	uint64		token;			/* fencing token, once granted */
 	TimestampTz since;			/* queued at, then granted at */
-	int32		priority;
+	int32		priority;		/* effective: base_priority, aged */
+	int32		base_priority;	/* the priority it asked for */
 	int32		pid;			/* owning backend */
 	int32		procno;			/* owning backend's PGPROC number */
 	uint32		partmask;		/* partitions of every lock in the request */
@@ -385,9 +386,7 @@ extern bool sync_make_room(uint32 hashcode, int nlocks);
 extern void sync_lock_buckets_grow(int64 nlocks);
 extern void sync_lock_idle(SyncLock *lock);
 extern void sync_lock_table_init(void);
-extern void sync_report_locks_full(void);
 extern SyncEntry *sync_entry_alloc(bool grow);
-extern void sync_report_entries_full(void);
 extern const char *sync_entries_full_setting(void);
 extern const char *sync_locks_full_setting(void);
 extern void sync_entry_free(SyncEntry *entry);
@@ -630,6 +629,8 @@ typedef struct SyncLimitValue
 	bool		best_effort;	/* queueing = 'best_effort' */
 	bool		is_parent;		/* some row names it as its parent */
 	int32		guarantee;		/* its guarantee under its parent, or 0 */
+	int64		aging_interval_us;	/* priority aging; 0: none */
+	int32		aging_max;		/* ... its ceiling */
 	int32		parent_limit;	/* its parent's sizelimit */
 	char		parent[SYNC_NAME_BUFLEN];	/* its parent row, or "" */
 } SyncLimitValue;

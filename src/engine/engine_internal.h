@@ -277,6 +277,18 @@ extern void sync_deadlock_report(SyncDeadlock *deadlock);
  * grant_rules.c: Who may be granted now.
  */
 
+extern void sync_report_locks_full(void);	/* lock_table.c */
+extern void sync_report_entries_full(void); /* entry_pool.c */
+
+/* limit_rows.c: the rows of sync_limit, read with SPI. */
+extern char *sync_limit_select(Oid relid);
+extern char *sync_limit_row(uint64 i, SyncLimitValue *value);
+
+/* priority_aging.c: a waiter's priority rises with its wait. */
+extern void sync_aging_configure(SyncLock *lock, int64 interval_us, int32 max);
+extern void sync_aging_queued(SyncLock *lock, SyncEntry *e);
+extern TimestampTz sync_aging_apply(SyncLock *lock, TimestampTz now);
+
 /* Which limit leaves a request unfit (sync_entry_unfit_limit()) */
 typedef enum SyncUnfitKind
 {

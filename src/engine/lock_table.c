@@ -623,6 +623,9 @@ sync_lock_create(const SyncLockTag *tag, uint32 hashcode, bool *found)
 	lock->rate_limit = 0;		/* a full bucket, when it gets a rate */
 	lock->rate_period_us = 0;
 	lock->rate_tat = 0;
+	lock->aging_interval_us = 0;	/* no aging, until its limit has some */
+	lock->aging_max = 0;
+	lock->aging_due = 0;
 	lock->nwaiting = 0;
 	lock->ndormant = 0;
 	sync_elist_init(&lock->holders);

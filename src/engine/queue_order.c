@@ -367,8 +367,8 @@ sync_entry_set_fair(SyncEntry *e, const char *fair_key, int32 weight)
 }
 
 /*
- * Put a pending entry into its lock's queue.  Caller holds its partition
- * exclusively.
+ * Put a pending entry into its lock's queue, at its effective priority
+ * (priority_aging.c).  Caller holds its partition exclusively.
  */
 void
 sync_queue_insert(SyncLock *lock, SyncEntry *entry)
@@ -377,6 +377,7 @@ sync_queue_insert(SyncLock *lock, SyncEntry *entry)
 	Assert(sync_entry_lock(entry) == lock && entry->state != SYNC_ENTRY_HELD);
 	entry->state = SYNC_ENTRY_PENDING;
 	lock->nwaiting++;
+	sync_aging_queued(lock, entry);
 	sync_fair_insert(lock, entry);
 	Assert(sync_rank_check(lock));
 }

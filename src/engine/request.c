@@ -193,6 +193,7 @@ sync_bind_entry(AcquireRequest *req, int i, SyncLock *lock, uint64 request_id,
 	e->request_id = request_id;
 	e->seq = seq;
 	e->priority = priority;
+	e->base_priority = priority;
 	e->pid = MyProcPid;
 	e->procno = sync_my_procno();
 	e->scope = scope;

@@ -106,131 +106,6 @@ sync_limit_is_pattern(const char *name)
 	return len >= 2 && name[len - 2] == '/' && name[len - 1] == '*';
 }
 
-/*
- * Columns of sync_limit table relid that came after 1.4, as a select list
- * for a query that names the table 'alias' (NULL: unqualified), each NULL
- * when the table does not have it yet (an older schema, before ALTER
- * EXTENSION syncwf UPDATE): max_waiters, rate_limit, rate_period (1.5)...
- */
-char *
-sync_limit_cap_rate_columns(Oid relid, const char *alias)
-{
-	const char *a = alias ? psprintf("%s.", alias) : "";
-
-	if (get_attnum(relid, "max_waiters") == InvalidAttrNumber)
-		return "NULL::pg_catalog.int4, NULL::pg_catalog.int4, NULL::pg_catalog.interval";
-	return psprintf("%smax_waiters, %srate_limit, %srate_period", a, a, a);
-}
-
-/* ... and queueing (1.6), true when it says 'best_effort'. */
-char *
-sync_limit_queueing_column(Oid relid, const char *alias)
-{
-	if (get_attnum(relid, "queueing") == InvalidAttrNumber)
-		return "false";
-	return psprintf("%s%squeueing OPERATOR(pg_catalog.=) 'best_effort'",
-					alias ? alias : "", alias ? "." : "");
-}
-
-/*
- * ... and parent (1.8), with the parent's sizelimit, whether some row
- * names this one as its parent, and guarantee, for table relid read as
- * 'alias'.
- */
-char *
-sync_limit_tree_columns(Oid relid, const char *alias)
-{
-	char	   *table = sync_qualified(relid);
-
-	if (get_attnum(relid, "parent") == InvalidAttrNumber)
-		return "NULL::pg_catalog.text, NULL::pg_catalog.int4, false, NULL::pg_catalog.int4";
-	return psprintf("%s.parent, (SELECT p.sizelimit FROM %s p WHERE p.name OPERATOR(pg_catalog.=) %s.parent), "
-					"EXISTS (SELECT FROM %s c WHERE c.parent OPERATOR(pg_catalog.=) %s.name), %s.guarantee",
-					alias, table, alias, table, alias, alias);
-}
-
-/*
- * The parent columns at 'col' .. col + 3 of 'tup' (sync_limit_tree_columns()).
- */
-void
-sync_limit_tree_of(HeapTuple tup, TupleDesc desc, int col, SyncLimitValue *value)
-{
-	bool		isnull;
-	Datum		d;
-
-	value->parent[0] = '\0';
-	value->parent_limit = 0;
-	d = SPI_getbinval(tup, desc, col, &isnull);
-	if (!isnull)
-		text_to_cstring_buffer(DatumGetTextPP(d), value->parent, SYNC_NAME_BUFLEN);
-	d = SPI_getbinval(tup, desc, col + 1, &isnull);
-	if (!isnull)
-		value->parent_limit = DatumGetInt32(d);
-	d = SPI_getbinval(tup, desc, col + 2, &isnull);
-	value->is_parent = !isnull && DatumGetBool(d);
-	d = SPI_getbinval(tup, desc, col + 3, &isnull);
-	value->guarantee = isnull ? 0 : DatumGetInt32(d);
-}
-
-/*
- * The columns every query here reads: name, sizelimit, max_waiters,
- * rate_limit, rate_period, whether queueing is best-effort, parent, its
- * sizelimit and whether the row is a parent, from table relid.
- */
-static char *
-sync_limit_select(Oid relid)
-{
-	return psprintf("SELECT l.name, l.sizelimit, %s, %s, %s FROM %s l",
-					sync_limit_cap_rate_columns(relid, "l"),
-					sync_limit_queueing_column(relid, "l"),
-					sync_limit_tree_columns(relid, "l"),
-					sync_qualified(relid));
-}
-
-/*
- * The rate of a row: columns rate_limit and rate_period at 'col' and
- * col + 1 of 'tup' (both NULL, or both set: the table's CHECK).
- */
-void
-sync_limit_rate_of(HeapTuple tup, TupleDesc desc, int col, SyncLimitValue *value)
-{
-	bool		limit_null,
-				period_null;
-	Datum		limit = SPI_getbinval(tup, desc, col, &limit_null);
-	Datum		period = SPI_getbinval(tup, desc, col + 1, &period_null);
-
-	value->rate_limit = 0;
-	value->rate_period_us = 0;
-	if (limit_null || period_null || DatumGetInt32(limit) <= 0)
-		return;
-	value->rate_period_us = sync_interval_us(DatumGetIntervalP(period));
-	if (value->rate_period_us > 0)
-		value->rate_limit = DatumGetInt32(limit);
-	else
-		value->rate_period_us = 0;
-}
-
-/* Read the value of row 'i' of the last SPI result of sync_limit_select(). */
-static char *
-sync_limit_row(uint64 i, SyncLimitValue *value)
-{
-	HeapTuple	tup = SPI_tuptable->vals[i];
-	TupleDesc	desc = SPI_tuptable->tupdesc;
-	bool		isnull;
-	Datum		d;
-
-	d = SPI_getbinval(tup, desc, 2, &isnull);
-	value->limit = isnull ? LIMIT_UNDEFINED : DatumGetInt32(d);
-	d = SPI_getbinval(tup, desc, 3, &isnull);
-	value->max_waiters = isnull ? -1 : DatumGetInt32(d);
-	value->pattern_len = 0;
-	sync_limit_rate_of(tup, desc, 4, value);
-	d = SPI_getbinval(tup, desc, 6, &isnull);
-	value->best_effort = !isnull && DatumGetBool(d);
-	sync_limit_tree_of(tup, desc, 7, value);
-	return SPI_getvalue(tup, desc, 1);
-}
-
 /* Finds the row named 'name' in 'rows' (a caller's set of rows). */
 typedef bool (*LimitFind) (void *rows, const char *name, SyncLimitValue *row);
 
@@ -259,6 +134,8 @@ sync_limit_resolve(const char *key, LimitFind find, void *rows, SyncLimitValue *
 	value->best_effort = false;
 	value->is_parent = false;
 	value->guarantee = 0;
+	value->aging_interval_us = 0;
+	value->aging_max = 0;
 	value->parent_limit = 0;
 	value->parent[0] = '\0';
 }
@@ -445,6 +322,8 @@ sync_limit_plan_default(const char *lock_name, SyncLimitValue *value)
 	value->best_effort = false;
 	value->is_parent = false;
 	value->guarantee = 0;
+	value->aging_interval_us = 0;
+	value->aging_max = 0;
 	value->parent_limit = 0;
 	value->parent[0] = '\0';
 	return true;
@@ -467,6 +346,7 @@ sync_limit_set(SyncLock *lock, const SyncLimitValue *value)
 	lock->best_effort = value->best_effort;
 	sync_rate_configure(lock, value->rate_limit, value->rate_period_us,
 						value->rate_limit > 0 ? GetCurrentTimestamp() : 0);
+	sync_aging_configure(lock, value->aging_interval_us, value->aging_max);
 	if (!sync_group_join(lock, value))
 		elog(WARNING, "syncwf: semaphore \"%s\" counts without its parent \"%s\"",
 			 lock->tag.name, value->parent);

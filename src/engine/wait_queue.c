@@ -179,8 +179,9 @@ sync_defer_group(int32 groupno)
 /*
  * After the grant pass of a rate-limited lock (or a request queued on
  * one): if its front waiter waits only for tokens, or has them already
- * (they came since the last pass), put the lock on its partition's rate
- * list and make sure the rate worker wakes when they come, or now;
+ * (they came since the last pass), or a waiter's priority rises at some
+ * moment (priority_aging.c), put the lock on its partition's rate list
+ * and make sure the rate worker wakes at the earliest of those, or now;
  * otherwise take it off.  Returns that moment, or 0.  Caller holds the
  * partition exclusively.
  */
@@ -190,13 +191,13 @@ sync_rate_check(SyncLock *lock)
 	bool		passing = false;
 	SyncBestEffort be = SYNC_BEST_EFFORT_INIT;
 	TimestampTz now = 0;
+	TimestampTz due = 0;
 
 	if (lock->rate_limit > 0)
 		sync_elist_foreach(w, &lock->waiters, lock_link)
 		{
 			SyncPassStep step = sync_pass_step(w, lock->nheld, lock->slots_held,
 											   &passing, &be, &now);
-			TimestampTz due;
 
 			if (step == SYNC_PASS_NEXT)
 				continue;
@@ -210,13 +211,22 @@ sync_rate_check(SyncLock *lock)
 			 */
 			due = (step == SYNC_PASS_GRANT) ? sync_lazy_now(&now) :
 				sync_rate_due(lock, w->slots);
-			sync_lock_rate_wait(lock);
-			/* the rate pass wakes for it itself */
-			sync_rate_scheduled(due, !in_rate_pass);
-			return due;
+			break;
 		}
-	sync_lock_rate_done(lock);
-	return 0;
+	/* priority aging: the rate pass also promotes waiters, when they rise */
+	if (lock->nwaiting == 0)
+		lock->aging_due = 0;
+	if (lock->aging_due != 0 && (due == 0 || lock->aging_due < due))
+		due = lock->aging_due;
+	if (due == 0)
+	{
+		sync_lock_rate_done(lock);
+		return 0;
+	}
+	sync_lock_rate_wait(lock);
+	/* the rate pass wakes for it itself */
+	sync_rate_scheduled(due, !in_rate_pass);
+	return due;
 }
 
 /*
@@ -231,7 +241,7 @@ sync_queue_rate_check(SyncEntry *first)
 
 	do
 	{
-		if (sync_entry_lock(e)->rate_limit > 0)
+		if (sync_entry_lock(e)->rate_limit > 0 || sync_entry_lock(e)->aging_due != 0)
 			(void) sync_rate_check(sync_entry_lock(e));
 		e = sync_next_in_request(e);
 	} while (e != first);
@@ -298,11 +308,16 @@ sync_rate_pass(TimestampTz now)
 		sync_foreach_rate_lock(lock, p)
 		{
 			/*
-			 * Grants what the tokens allow now, and leaves the lock on the
-			 * list only if its front still waits for tokens (then 'due' is
-			 * when they come).
+			 * Promotes the waiters whose priority rose, grants what the
+			 * tokens allow now, and leaves the lock on the list only if
+			 * its front still waits for tokens or a waiter rises later
+			 * (then 'due' is the earliest of those moments).
 			 */
-			TimestampTz due = sync_grant_pass(lock);
+			TimestampTz due;
+
+			if (lock->aging_due != 0 && lock->aging_due <= now)
+				lock->aging_due = sync_aging_apply(lock, now);
+			due = sync_grant_pass(lock);
 
 			if (due != 0)
 				next = Min(next, due);
@@ -367,7 +382,7 @@ sync_grant_pass(SyncLock *lock)
 	}
 	if (lock->groupno != SYNC_ENTRY_NONE)
 		sync_group_set_ready(lock, ready);
-	if (lock->rate_limit > 0 || sync_lock_rate_waiting(lock))
+	if (lock->rate_limit > 0 || lock->aging_due != 0 || sync_lock_rate_waiting(lock))
 		due = sync_rate_check(lock);
 	sync_groups_leave(stripes);
 	return due;

@@ -136,14 +136,15 @@ sync_entry_status(PG_FUNCTION_ARGS)
 	nrows = sync_status_entries(&rows);
 	/*
 	 * slots and mode only with the 1.5 definition, passes, fair_key and
-	 * fair_weight with 1.6, why it waits with 1.8 (see above)
+	 * fair_weight with 1.6, why it waits and the effective priority with
+	 * 1.8 (see above)
 	 */
-	Assert(rsinfo->setDesc->natts <= 23);
+	Assert(rsinfo->setDesc->natts <= 24);
 	for (int i = 0; i < nrows; i++)
 	{
 		EntryRow   *row = &rows[i];
-		Datum		values[23];
-		bool		nulls[23] = {false};
+		Datum		values[24];
+		bool		nulls[24] = {false};
 		bool		held = (row->state == SYNC_ENTRY_HELD);
 		bool		keyed = (row->scope == SYNC_SCOPE_KEYED);
 
@@ -177,6 +178,8 @@ sync_entry_status(PG_FUNCTION_ARGS)
 		values[17] = Int32GetDatum(row->fair_weight);
 		nulls[17] = held;
 		sync_entry_reason_values(row, &values[18], &nulls[18]);
+		values[23] = Int32GetDatum(row->effective_priority);
+		nulls[23] = held;
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;

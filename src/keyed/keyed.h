@@ -388,7 +388,8 @@ typedef struct EntryRow
 	uint8		state;
 	uint8		scope;
 	int32		pid;
-	int32		priority;
+	int32		priority;		/* as asked */
+	int32		effective_priority; /* pending: as aged (priority aging) */
 	int32		position;
 	int32		nlocks;
 	int32		slots;			/* of a semaphore; 1 for a mutex */

@@ -182,6 +182,7 @@ sync_load_entry(LoadState *ls, SyncStateRow *row, SyncLock *lock,
 	e->request_id = (uint64) row->request_id;
 	e->seq = (uint64) row->seq;
 	e->priority = row->priority;
+	e->base_priority = row->priority;
 	e->pid = 0;
 	e->procno = -1;
 	e->scope = SYNC_SCOPE_KEYED;

@@ -30,7 +30,7 @@ sync_keyed_fill_result(SyncEntry *e, SyncKeyedResult *r)
 	r->active = (e->state != SYNC_ENTRY_DORMANT);
 	r->token = r->held ? (int64) e->token : 0;
 	r->position = (e->state == SYNC_ENTRY_PENDING) ? sync_queue_position(e) : 0;
-	r->priority = e->priority;
+	r->priority = e->base_priority;	/* as asked, not as aged */
 	r->granted_at = e->since;
 	r->lease_expires = e->lease_expires;
 	r->controller = e->controller;

@@ -274,6 +274,7 @@ sync_apply_resort(KeyedOp *op)
 
 				sync_queue_remove(e);
 				e->priority = op->priority;
+				e->base_priority = op->priority;
 				if (dormant)
 					sync_dormant_insert(lock, e);
 				else

@@ -61,7 +61,8 @@ sync_copy_entries(SyncEntryList *list, EntryRow *rows, int nrows, const char *na
 		row->state = e->state;
 		row->scope = e->scope;
 		row->pid = e->pid;
-		row->priority = e->priority;
+		row->priority = e->base_priority;
+		row->effective_priority = e->priority;
 		row->position = queued ? ++position : 0;
 		row->nlocks = e->nlocks;
 		row->slots = e->slots;

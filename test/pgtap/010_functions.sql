@@ -173,8 +173,8 @@ SELECT is(pg_get_function_arguments('sync_entry_status()'::regprocedure),
           'OUT slots integer, OUT mode text, OUT passes integer, OUT fair_key text, '
           'OUT fair_weight integer, OUT waiting_for text, OUT waiting_for_row text, '
           'OUT blocking_pids integer[], OUT blocking_holders text[], '
-          'OUT estimated_wait interval',
-          'sync_entry_status() has waiting_for, waiting_for_row, blocking_pids, blocking_holders and estimated_wait last');
+          'OUT estimated_wait interval, OUT effective_priority integer',
+          'sync_entry_status() has waiting_for, waiting_for_row, blocking_pids, blocking_holders, estimated_wait and effective_priority last');
 
 -- Named-argument calls work with the documented names.
 SELECT lives_ok(

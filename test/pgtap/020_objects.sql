@@ -1,24 +1,33 @@
 -- API contract of the syncwf relations and role: the sync_limit table
 -- (columns, types, primary key, NOT NULL, CHECK constraints, and what the
 -- checks accept and refuse; the parent column, its foreign key, index and
--- trigger), the monitoring views and their column types, and the
+-- trigger; the aging columns), the monitoring views and their column types, and the
 -- syncwf_admin role.
 BEGIN;
-SELECT plan(155);
+SELECT plan(166);
 
 -- sync_limit ---------------------------------------------------------------
 SELECT has_table('sync_limit', 'table sync_limit exists');
-SELECT columns_are('sync_limit', ARRAY['name', 'sizelimit', 'max_waiters', 'rate_limit', 'rate_period', 'queueing', 'parent', 'guarantee'],
-                   'sync_limit has exactly the columns name, sizelimit, max_waiters, rate_limit, rate_period, queueing, parent, guarantee');
+SELECT columns_are('sync_limit', ARRAY['name', 'sizelimit', 'max_waiters', 'rate_limit', 'rate_period', 'queueing', 'parent', 'guarantee',
+                                  'aging_interval', 'aging_max_priority'],
+                   'sync_limit has exactly the columns name, sizelimit, max_waiters, rate_limit, rate_period, queueing, parent, guarantee, aging_interval, aging_max_priority');
 SELECT is(
     (SELECT array_agg(attname::text ORDER BY attnum) FROM pg_catalog.pg_attribute
       WHERE attrelid = 'sync_limit'::regclass AND attnum > 0 AND NOT attisdropped),
-    ARRAY['name', 'sizelimit', 'max_waiters', 'rate_limit', 'rate_period', 'queueing', 'parent', 'guarantee'],
-    'sync_limit columns are in the order name, sizelimit, max_waiters, rate_limit, rate_period, queueing, parent, guarantee (Argo''s two first)');
+    ARRAY['name', 'sizelimit', 'max_waiters', 'rate_limit', 'rate_period', 'queueing', 'parent', 'guarantee',
+                                  'aging_interval', 'aging_max_priority'],
+    'sync_limit columns are in the order name, sizelimit, max_waiters, rate_limit, rate_period, queueing, parent, guarantee, aging_interval, aging_max_priority (Argo''s two first)');
 SELECT col_type_is('sync_limit', 'guarantee', 'integer', 'sync_limit.guarantee is integer');
 SELECT col_is_null('sync_limit', 'guarantee', 'sync_limit.guarantee is nullable');
 SELECT col_hasnt_default('sync_limit', 'guarantee', 'sync_limit.guarantee has no default');
 SELECT col_has_check('sync_limit', 'guarantee', 'sync_limit.guarantee has a CHECK constraint (>= 0)');
+SELECT col_type_is('sync_limit', 'aging_interval', 'interval', 'sync_limit.aging_interval is interval');
+SELECT col_type_is('sync_limit', 'aging_max_priority', 'integer', 'sync_limit.aging_max_priority is integer');
+SELECT col_is_null('sync_limit', 'aging_interval', 'sync_limit.aging_interval is nullable');
+SELECT col_is_null('sync_limit', 'aging_max_priority', 'sync_limit.aging_max_priority is nullable');
+SELECT col_has_check('sync_limit', 'aging_interval', 'sync_limit.aging_interval has a CHECK constraint (>= 1 second)');
+SELECT col_has_check('sync_limit', ARRAY['aging_interval', 'aging_max_priority'],
+                     'sync_limit has a CHECK that aging_interval and aging_max_priority are set together');
 SELECT col_type_is('sync_limit', 'name', 'text', 'sync_limit.name is text');
 SELECT col_type_is('sync_limit', 'sizelimit', 'integer', 'sync_limit.sizelimit is integer');
 SELECT col_type_is('sync_limit', 'max_waiters', 'integer', 'sync_limit.max_waiters is integer');
@@ -78,7 +87,7 @@ SELECT col_has_check('sync_limit', 'name', 'sync_limit.name has a CHECK constrai
 SELECT col_has_check('sync_limit', 'sizelimit', 'sync_limit.sizelimit has a CHECK constraint');
 SELECT is((SELECT count(*)::int FROM pg_catalog.pg_constraint
             WHERE conrelid = 'sync_limit'::regclass AND contype = 'c'),
-          8, 'sync_limit has eight CHECK constraints');
+          10, 'sync_limit has ten CHECK constraints');
 
 -- What the constraints mean.  The triggers only record the change; the
 -- final ROLLBACK discards it.
@@ -116,6 +125,14 @@ SELECT throws_ok($$INSERT INTO sync_limit (name, sizelimit, queueing) VALUES ('t
                  '23514', NULL, 'another queueing violates the CHECK (23514)');
 SELECT throws_ok($$INSERT INTO sync_limit (name, sizelimit, queueing) VALUES ('tap_obj/q', 1, 'Strict')$$,
                  '23514', NULL, 'queueing is case-sensitive (23514)');
+SELECT lives_ok($$INSERT INTO sync_limit (name, sizelimit, aging_interval, aging_max_priority) VALUES ('tap_obj/age', 1, '1 s', 3)$$,
+                'aging: an interval of 1 second and a ceiling are accepted');
+SELECT throws_ok($$INSERT INTO sync_limit (name, sizelimit, aging_interval, aging_max_priority) VALUES ('tap_obj/age2', 1, '999 ms', 3)$$,
+                 '23514', NULL, 'aging: an interval below 1 second is refused (23514)');
+SELECT throws_ok($$INSERT INTO sync_limit (name, sizelimit, aging_interval) VALUES ('tap_obj/age2', 1, '1 min')$$,
+                 '23514', NULL, 'aging: an interval without a ceiling is refused (23514)');
+SELECT throws_ok($$INSERT INTO sync_limit (name, sizelimit, aging_max_priority) VALUES ('tap_obj/age2', 1, 4)$$,
+                 '23514', NULL, 'aging: a ceiling without an interval is refused (23514)');
 SELECT throws_ok($$INSERT INTO sync_limit VALUES ('/*', 1)$$,
                  '23514', NULL, 'a pattern with an empty prefix violates the CHECK (23514)');
 SELECT throws_ok($$INSERT INTO sync_limit VALUES ('*', 1)$$,
@@ -177,10 +194,10 @@ SELECT is(
 SELECT is(
     (SELECT array_agg(attname::text ORDER BY attnum) FROM pg_catalog.pg_attribute
       WHERE attrelid = 'sync_waiters'::regclass AND attnum > 0 AND NOT attisdropped),
-    ARRAY['lock_name', 'pid', 'scope', 'priority', 'position', 'request_size', 'waiting_since',
+    ARRAY['lock_name', 'pid', 'scope', 'priority', 'effective_priority', 'position', 'request_size', 'waiting_since',
           'holder', 'controller', 'active', 'slots', 'mode', 'passes', 'fair_key', 'fair_weight',
           'waiting_for', 'waiting_for_row', 'blocking_pids', 'blocking_holders', 'estimated_wait'],
-    'sync_waiters columns are (lock_name, pid, scope, priority, position, request_size, waiting_since, holder, controller, active, slots, mode, passes, fair_key, fair_weight, waiting_for, waiting_for_row, blocking_pids, blocking_holders, estimated_wait)');
+    'sync_waiters columns are (lock_name, pid, scope, priority, effective_priority, position, request_size, waiting_since, holder, controller, active, slots, mode, passes, fair_key, fair_weight, waiting_for, waiting_for_row, blocking_pids, blocking_holders, estimated_wait)');
 SELECT is(
     (SELECT array_agg(attname::text ORDER BY attnum) FROM pg_catalog.pg_attribute
       WHERE attrelid = 'sync_lock_stats'::regclass AND attnum > 0 AND NOT attisdropped),
@@ -217,6 +234,7 @@ SELECT col_type_is(v, c, t, format('%s.%s is %s', v, c, t))
     ('sync_waiters', 'blocking_pids', 'integer[]'),
     ('sync_waiters', 'blocking_holders', 'text[]'),
     ('sync_waiters', 'estimated_wait', 'interval'),
+    ('sync_waiters', 'effective_priority', 'integer'),
     ('sync_holders', 'fair_key',      'text'),
     ('sync_lock_stats', 'lock_name',        'text'),
     ('sync_lock_stats', 'grants_immediate', 'bigint'),

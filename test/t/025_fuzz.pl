@@ -83,7 +83,7 @@
 # sizelimit are those of its row in sync_limit; no keyed request waits at
 # the front of a semaphore's queue with room for it there and under its
 # parent, unless a sibling's waiter may go first (one that goes before it
-# by priority and time and is not plainly held back by its own semaphore;
+# by effective priority and time and is not plainly held back by its own semaphore;
 # requests of several locks, claim-only requests, rates, launch plans and
 # a semaphore whose row is a parent are left out); no keyed request waits
 # for more slots under one parent than the parent's sizelimit (above 0),
@@ -476,7 +476,8 @@ my %NAME_ROLE = (
 my %COL_ROLE = ('sync_limit.name' => 'limit_name', 'sync_state.name' => 'lock_name',
 	'sync_controller.controller' => 'controller_nn', 'sync_launch_plan.behavior' => 'behavior_uc',
 	'sync_launch_plan.scheduling' => 'scheduling_uc', 'sync_limit.queueing' => 'queueing',
-	'sync_limit.parent' => 'parent');
+	'sync_limit.parent' => 'parent', 'sync_limit.aging_interval' => 'aging_interval',
+	'sync_limit.aging_max_priority' => 'aging_max');
 
 my %GEN;
 %GEN = (
@@ -617,6 +618,17 @@ my %GEN;
 		return wpick(1, 'NULL::text', 4, tlit(mutate(pick(@PARENTS, @LIMITS))), 3, tlit(weird_text())) if $w;
 		return wpick(25, 'NULL::text', 55, tlit(pick(@PARENTS)), 20, tlit(pick(@LIMITS)));
 	},
+	# priority aging: an interval of a second or a few, or none (a weird
+	# one: below the 1 second the CHECK asks, or one of the intervals);
+	# a ceiling near the priorities the fuzz asks for
+	aging_interval => sub {
+		my ($w) = @_;
+		return $w ? ival(pick(undef, '999 ms', '0', '-1 s', @INTERVALS)) : ival(pick(undef, '1 s', '1 s', '2 s', '1 hour'));
+	},
+	aging_max => sub {
+		my ($w) = @_;
+		return $w ? num(pick(@INT_BOUNDS, 'NULL'), 'integer') : num(pick('NULL', 0, 1, 2, 5), 'integer');
+	},
 	queueing => sub {
 		my ($w) = @_;
 		return tlit($w ? (chance(0.5) ? mutate(pick('strict', 'best_effort')) : weird_text()) : pick('strict', 'best_effort', undef));
@@ -750,7 +762,8 @@ my %attempted; # label -> count (by sessions that may change the tables)
 # the pattern h/* (which takes it from h/*'s parent), a parent deleted
 # while children name it (23503) or a child deleted, a parent renamed (its
 # children follow, ON UPDATE CASCADE) or renamed to a name no parent may
-# have.
+# have; or a row's priority aging set or cleared (both columns, or one of
+# them with a weird value).
 sub nested_limit_statement
 {
 	my ($t) = @_;
@@ -766,6 +779,8 @@ sub nested_limit_statement
 			  . $GEN{limit}->(0) . ', ' . $GEN{parent}->($w) . ') ON CONFLICT (name) DO UPDATE SET '
 			  . 'sizelimit = EXCLUDED.sizelimit, parent = EXCLUDED.parent', 'INSERT' ],
 		10, [ "DELETE FROM $t->{qname}" . $is->(pick(@PARENTS, 'h/own', 'h/*', 'h/r' . rint(20))), 'DELETE' ],
+		12, [ "UPDATE $t->{qname} SET aging_interval = " . $GEN{aging_interval}->($w) . ', aging_max_priority = '
+			  . $GEN{aging_max}->($w) . $is->(pick(@CHILDREN, @LIMITS)), 'UPDATE' ],
 		7, [ "UPDATE $t->{qname} SET name = " . tlit(pick('f/all2', 'h/all2', 'h/all/*', 'launchplan/x/y/z', 'f/s1'))
 			  . $is->(pick(@PARENTS, 'f/all2', 'h/all2')), 'UPDATE' ]) };
 }
@@ -1329,7 +1344,8 @@ sub nested_quiescent
         OR (NOT starts_with(l.lock_name, 'sem/launchplan/') AND l.sizelimit IS DISTINCT FROM r.sizelimit))},
 		"$db: the limits in force are not those of sync_limit", $c);
 	settled(q{WITH l AS (SELECT * FROM sync_locks WHERE kind = 'semaphore'),
-     w AS (SELECT w.lock_name, w.position, w.request_size, w.slots, w.priority, w.waiting_since, w.holder,
+     w AS (SELECT w.lock_name, w.position, w.request_size, w.slots, w.effective_priority AS priority,
+                  w.waiting_since, w.holder,
                   l.limit_row, l.sizelimit, l.slots_held, l.parent_row, l.parent_sizelimit, l.parent_slots_held,
                   l.rate_tokens, r.queueing, r.rate_limit, s.claim, s.admit_limit
              FROM sync_waiters w JOIN l USING (lock_name)
