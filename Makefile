@@ -25,6 +25,7 @@ OBJS         = src/core/client_wait.o src/core/guc.o src/core/holder_wakeups.o \
                src/engine/backend_holds.o src/engine/backend_wait.o \
                src/engine/deadlock.o \
                src/engine/fair_weights.o src/engine/grant_rules.o \
+               src/engine/group_ready.o \
                src/engine/entry_pool.o src/engine/limit_groups.o \
                src/engine/limit_rows.o \
                src/engine/lock_table.o \

@@ -47,7 +47,7 @@
 # add a comparison.
 #
 # Environment:
-#   BENCH_ONLY         comparisons to run: "all" (default), "engine" (1-4, 10-14, 16-18),
+#   BENCH_ONLY         comparisons to run: "all" (default), "engine" (1-4, 10-14, 16-19),
 #                      "keyed" (5-7, 15), "launch" (8-9) or numbers, e.g. "5 7"
 #                      or "1,5"; the others are reported as not run.  A
 #                      partial run writes its report to
@@ -130,7 +130,7 @@ RUN=" "
 for w in ${BENCH_ONLY//,/ }; do
     case $w in
     all) RUN+="${CMPS[*]} " ;;
-    engine) RUN+="1 2 3 4 10 11 12 13 14 16 17 18 " ;;
+    engine) RUN+="1 2 3 4 10 11 12 13 14 16 17 18 19 " ;;
     keyed) RUN+="5 6 7 15 " ;;
     launch) RUN+="8 9 " ;;
     *)

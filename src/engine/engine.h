@@ -166,7 +166,9 @@ typedef struct SyncLock
 								 * table; NULL before */
 	/* nested limits: limit_groups.c owns these, and says how they are locked */
 	int32		groupno;		/* its parent row's group, or SYNC_ENTRY_NONE */
-	SyncEntryLink group_link;	/* in the group's ready list while ready */
+	SyncEntryLink group_link;	/* ready: left, right in the group's treap */
+	int32		ready_up;		/* ... and its parent there (group_ready.c) */
+	uint32		ready_heap;		/* ... and its heap priority */
 	bool		is_parent;		/* semaphore: its row is a parent row */
 	int32		guarantee;		/* its row's guarantee under the parent, or 0 */
 	uint8		group_ready;	/* SYNC_READY_*: its front waits for it: */

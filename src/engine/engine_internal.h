@@ -226,9 +226,9 @@ typedef struct SyncGroup
 	int32		slots_held;		/* slots its children's holders take */
 	int32		nheld;			/* holders of its children */
 	int32		nmembers;		/* locks linked to it, cached ones too */
-	int32		nready;			/* locks in ready */
-	SyncEntryList ready;		/* children whose front waits only for it
-								 * (lock numbers, SyncLock.group_link) */
+	int32		nready;			/* locks in its ready tree */
+	int32		ready_root;		/* the tree of children whose front waits
+								 * only for it (group_ready.c), or none */
 } SyncGroup;
 
 static inline SyncGroup *
@@ -236,6 +236,62 @@ sync_group_at(int32 n)
 {
 	return (SyncGroup *) sync_pool_object(SYNC_POOL_GROUPS, sizeof(SyncGroup), n);
 }
+
+/*
+ * Guarantees: 0 if granting 'weight' more slots of 'lock' keeps it within
+ * its guarantee (a child under its guarantee goes first), else 1.
+ */
+static inline int
+sync_guarantee_class(const SyncLock *lock, int32 weight)
+{
+	return lock->slots_held + weight <= lock->guarantee ? 0 : 1;
+}
+
+/*
+ * A waiter's place in the parent's order: a child under its guarantee
+ * first (class 0), then one that would borrow (1), then a request of
+ * several locks (2, ready locks only); then priority, queue time, arrival.
+ */
+typedef struct SyncReadyKey
+{
+	int			cls;
+	int32		priority;
+	TimestampTz queued_at;
+	uint64		seq;
+} SyncReadyKey;
+
+/* ... of entry e of a grouped lock, asking now */
+static inline SyncReadyKey
+sync_entry_key(const SyncEntry *e)
+{
+	SyncReadyKey k = {sync_guarantee_class(sync_entry_lock(e), sync_entry_weight(e)),
+	e->priority, e->queued_at, e->seq};
+
+	return k;
+}
+
+/* Does the waiter of key a go before that of key b? */
+static inline bool
+sync_key_before(SyncReadyKey a, SyncReadyKey b)
+{
+	if (a.cls != b.cls)
+		return a.cls < b.cls;
+	if (a.priority != b.priority)
+		return a.priority > b.priority;
+	if (a.queued_at != b.queued_at)
+		return a.queued_at < b.queued_at;
+	return a.seq < b.seq;
+}
+
+/* group_ready.c: the order of a group's ready children. */
+extern SyncReadyKey sync_ready_key(const SyncLock *m);
+extern void sync_ready_insert(SyncGroup *g, SyncLock *m);
+extern void sync_ready_remove(SyncGroup *g, SyncLock *m);
+extern SyncLock *sync_ready_first(const SyncGroup *g);
+extern SyncLock *sync_ready_next(const SyncLock *m);
+#ifdef USE_ASSERT_CHECKING
+extern bool sync_ready_check(const SyncGroup *g);
+#endif
 
 extern void sync_groups_init(void);
 extern Size sync_groups_shmem_size(void);

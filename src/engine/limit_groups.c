@@ -21,12 +21,14 @@
  *
  * Order across children.  A child whose front waiter would be granted but
  * for the parent (the grant pass stopped at it with SYNC_PASS_PARENT) is
- * *ready*: it is on the group's ready list with that waiter's priority,
- * queue time and arrival (sync_group_set_ready(), at the end of each grant
- * pass of the child).  A request of any child is admitted by the parent
- * (sync_group_admits()) only if the parent has room for it and no ready
- * sibling's waiter goes before it: by priority, then queue time, then
- * arrival, the order every queue uses.  So a slot that frees under a full
+ * *ready*: it is in the group's ready tree (group_ready.c), ordered by
+ * that waiter's class, priority, queue time and arrival
+ * (sync_group_set_ready(), at the end of each grant pass of the child).
+ * A request of any child is admitted by the parent (sync_group_admits())
+ * only if the parent has room for it and no ready sibling's waiter goes
+ * before it (the first of the tree but the child itself): by priority,
+ * then queue time, then arrival, the order every queue uses, found in
+ * O(log n) of the ready children.  So a slot that frees under a full
  * parent is owed to the first waiter across all children; the child that
  * freed it cannot take it back, and no child starves another.  Who frees
  * a slot (or raises a limit) while a sibling is ready records a *group
@@ -299,7 +301,7 @@ sync_group_ensure(const char *name, int32 limit, uint64 gen)
 		g->nheld = 0;
 		g->nmembers = 0;
 		g->nready = 0;
-		sync_elist_init(&g->ready);
+		g->ready_root = SYNC_ENTRY_NONE;
 		g->pooled.next = Groups->heads[sync_group_stripe_of(hashcode)];
 		Groups->heads[sync_group_stripe_of(hashcode)] = g->pooled.self;
 	}
@@ -337,43 +339,15 @@ sync_group_committed(const char *name, int32 limit, uint64 gen)
 	return lowered;
 }
 
-/* Ready list: locks by number, linked through group_link. */
+/* Take 'lock' out of its group's ready tree, if it is there. */
 static void
 sync_group_unready(SyncGroup *g, SyncLock *lock)
 {
-	SyncLock   *prev,
-			   *next;
-
 	if (!lock->group_ready)
 		return;
-	prev = sync_lock_at(lock->group_link.prev);
-	next = sync_lock_at(lock->group_link.next);
-	if (prev != NULL)
-		prev->group_link.next = lock->group_link.next;
-	else
-		g->ready.head = lock->group_link.next;
-	if (next != NULL)
-		next->group_link.prev = lock->group_link.prev;
-	else
-		g->ready.tail = lock->group_link.prev;
-	lock->group_link.prev = lock->group_link.next = SYNC_ENTRY_DETACHED;
+	sync_ready_remove(g, lock);
 	lock->group_ready = SYNC_READY_NOT;
 	g->nready--;
-}
-
-static void
-sync_group_push_ready(SyncGroup *g, SyncLock *lock)
-{
-	Assert(!lock->group_ready);
-	lock->group_link.next = SYNC_ENTRY_NONE;
-	lock->group_link.prev = g->ready.tail;
-	if (g->ready.tail != SYNC_ENTRY_NONE)
-		sync_lock_at(g->ready.tail)->group_link.next = lock->pooled.self;
-	else
-		g->ready.head = lock->pooled.self;
-	g->ready.tail = lock->pooled.self;
-	lock->group_ready = SYNC_READY_ONE;
-	g->nready++;
 }
 
 /*
@@ -438,6 +412,13 @@ sync_group_join(SyncLock *lock, const SyncLimitValue *value)
 		}
 	}
 	/* (under the stripe: the order among children reads it) */
+	if (lock->group_ready && lock->guarantee != value->guarantee)
+	{
+		/* a new guarantee may change its class: its place in the tree */
+		sync_ready_remove(g, lock);
+		lock->guarantee = value->guarantee;
+		sync_ready_insert(g, lock);
+	}
 	lock->guarantee = (g != NULL) ? value->guarantee : 0;
 	sync_groups_leave(taken);
 	return ok;
@@ -469,70 +450,21 @@ sync_group_count(SyncLock *lock, int32 dslots, int32 dheld)
 {
 	SyncGroup  *g = sync_group_at(lock->groupno);
 	uint32		taken = sync_groups_enter_lock(lock);
+	bool		rekey = lock->group_ready && lock->guarantee > 0;
 
+	/* its slots decide its class in the ready tree: its place there */
+	if (rekey)
+		sync_ready_remove(g, lock);
 	lock->slots_held += dslots;
 	lock->nheld += dheld;
+	if (rekey)
+		sync_ready_insert(g, lock);
 	g->slots_held += dslots;
 	g->nheld += dheld;
 	Assert(g->slots_held >= 0 && g->nheld >= 0);
 	if (dslots < 0 && g->nready > 0)
 		sync_defer_group(g->pooled.self);
 	sync_groups_leave(taken);
-}
-
-/*
- * Guarantees: 0 if granting 'weight' more slots of 'lock' keeps it within
- * its guarantee (a child under its guarantee goes first), else 1.
- */
-static inline int
-sync_guarantee_class(const SyncLock *lock, int32 weight)
-{
-	return lock->slots_held + weight <= lock->guarantee ? 0 : 1;
-}
-
-/*
- * A waiter's place in the parent's order: a child under its guarantee
- * first (class 0), then priority, queue time, arrival.
- */
-typedef struct SyncReadyKey
-{
-	int			cls;
-	int32		priority;
-	TimestampTz queued_at;
-	uint64		seq;
-} SyncReadyKey;
-
-/* ... of ready lock m's waiter */
-static inline SyncReadyKey
-sync_ready_key(const SyncLock *m)
-{
-	SyncReadyKey k = {sync_guarantee_class(m, m->ready_slots), m->ready_priority,
-	m->ready_queued_at, m->ready_seq};
-
-	return k;
-}
-
-/* ... of entry e, asking now */
-static inline SyncReadyKey
-sync_entry_key(const SyncEntry *e)
-{
-	SyncReadyKey k = {sync_guarantee_class(sync_entry_lock(e), sync_entry_weight(e)),
-	e->priority, e->queued_at, e->seq};
-
-	return k;
-}
-
-/* Does the waiter of key a go before that of key b? */
-static inline bool
-sync_key_before(SyncReadyKey a, SyncReadyKey b)
-{
-	if (a.cls != b.cls)
-		return a.cls < b.cls;
-	if (a.priority != b.priority)
-		return a.priority > b.priority;
-	if (a.queued_at != b.queued_at)
-		return a.queued_at < b.queued_at;
-	return a.seq < b.seq;
 }
 
 /*
@@ -570,11 +502,11 @@ sync_group_admits(const SyncEntry *e, int32 released)
 	Assert(sync_group_held(g, false));
 	if (g->slots_held - released + sync_group_weight(e) > g->limit)
 		return false;
-	for (SyncLock *m = sync_lock_at(g->ready.head); m != NULL;
-		 m = sync_lock_at(m->group_link.next))
-		if (m != lock && m->group_ready == SYNC_READY_ONE &&
-			sync_key_before(sync_ready_key(m), sync_entry_key(e)))
-			return false;
+	/* the first sibling in order: if it does not go before e, none does */
+	for (SyncLock *m = sync_ready_first(g); m != NULL; m = sync_ready_next(m))
+		if (m != lock)
+			return !(m->group_ready == SYNC_READY_ONE &&
+					 sync_key_before(sync_ready_key(m), sync_entry_key(e)));
 	return true;
 }
 
@@ -641,13 +573,17 @@ sync_group_set_ready(SyncLock *lock, const SyncEntry *front)
 		sync_group_unready(g, lock);
 		return;
 	}
-	if (lock->group_ready == SYNC_READY_NOT)
-		sync_group_push_ready(g, lock);
+	if (lock->group_ready != SYNC_READY_NOT)
+		sync_ready_remove(g, lock);
+	else
+		g->nready++;
 	lock->group_ready = front->nlocks > 1 ? SYNC_READY_MULTI : SYNC_READY_ONE;
 	lock->ready_priority = front->priority;
 	lock->ready_slots = sync_entry_weight(front);
 	lock->ready_queued_at = front->queued_at;
 	lock->ready_seq = front->seq;
+	sync_ready_insert(g, lock);
+	Assert(sync_ready_check(g));
 	/*
 	 * Room, owed to a sibling's waiter: the group pass grants it.  (A
 	 * request of several locks is tried when a slot frees or the limit
@@ -672,22 +608,8 @@ sync_group_first_ready(int32 groupno, uint32 *hashcode, uint64 *seq)
 	int32		result = SYNC_ENTRY_NONE;
 
 	LWLockAcquire(stripe, LW_SHARED);
-	for (SyncLock *m = sync_lock_at(g->ready.head); m != NULL;
-		 m = sync_lock_at(m->group_link.next))
-	{
-		bool		one = (m->group_ready == SYNC_READY_ONE);
-
-		/* requests of one lock first, in order; then one of several, any */
-		if (best == NULL)
-			best = m;
-		else if (one != (best->group_ready == SYNC_READY_ONE))
-		{
-			if (one)
-				best = m;
-		}
-		else if (sync_key_before(sync_ready_key(m), sync_ready_key(best)))
-			best = m;
-	}
+	/* requests of one lock first, in order; then one of several (class 2) */
+	best = sync_ready_first(g);
 	if (best != NULL && g->slots_held + best->ready_slots <= g->limit)
 	{
 		result = best->pooled.self;
