@@ -2,9 +2,10 @@
 -- waiting_for: why each waiter of sync_waiters waits (waiting_for), at
 -- which sync_limit row (waiting_for_row), whose holds it needs gone
 -- (blocking_pids, blocking_holders) and an estimate of how long
--- (estimated_wait).  Keyed requests of several holders make the holds and
--- the queues here, in one session; the reasons only other sessions can
--- produce are in the isolation spec waiting-for.
+-- (estimated_wait).  Keyed requests of several holders, a claim-only row
+-- and launch-plan executions make the holds and the queues here, in one
+-- session; the reasons only other sessions can produce (reserved, unfit)
+-- are in the isolation spec waiting-for.
 --
 CREATE EXTENSION IF NOT EXISTS syncwf;
 CREATE VIEW pg_temp.why AS
@@ -83,6 +84,39 @@ DELETE FROM sync_controller WHERE controller = 'wf-ctl';
 SELECT * FROM pg_temp.why WHERE lock_name = 'mtx/wf/y';
 
 --
+-- claim: a row inserted into sync_state by hand, as Argo's controller
+-- writes one, is a claim-only request: it waits for its writer's claim,
+-- before anything else (here the mutex is held, yet not 'limit'), with no
+-- row, no blockers and no estimate.  k2, a request of the functions
+-- behind it, waits for the queue, blocked by it.  Once k0 lets go, the
+-- mutex is free and still nobody is granted: k1 waits for its claim, k2
+-- behind it (now with an estimate: k0's hold has ended).
+--
+SELECT status FROM sync_request('mtx/wf/claim', 'wf/k0');
+INSERT INTO sync_state (name, workflowkey, controller, held, priority, time)
+VALUES ('mtx/wf/claim', 'wf/k1', NULL, false, 0, NULL);
+SELECT status FROM sync_request('mtx/wf/claim', 'wf/k2');
+SELECT * FROM pg_temp.why WHERE lock_name = 'mtx/wf/claim';
+SELECT sync_release('mtx/wf/claim', 'wf/k0') AS released;
+SELECT holder FROM sync_holders WHERE lock_name = 'mtx/wf/claim';
+SELECT * FROM pg_temp.why WHERE lock_name = 'mtx/wf/claim';
+
+--
+-- admit_limit: a launch plan's execution waits for its own version's
+-- limit (v1: 1 execution), though the plan's semaphore has no limit of its
+-- own, blocked by every execution that holds a slot of the plan: ad1, then
+-- ad3 too, of v2, admitted under v2's own limit (3) while ad2 waits.  No
+-- hold of the plan has ended yet: no estimate.
+--
+SELECT sync_launch_plan_register('wf', 'd', 'adm', 'v1', 1, 'WAIT');
+SELECT sync_launch_plan_register('wf', 'd', 'adm', 'v2', 3, 'WAIT');
+SELECT phase FROM sync_execution_create('wf', 'd', 'adm', 'v1', 'wf-ad1');
+SELECT phase FROM sync_execution_create('wf', 'd', 'adm', 'v1', 'wf-ad2');
+SELECT * FROM pg_temp.why WHERE lock_name = 'sem/launchplan/wf/d/adm';
+SELECT phase FROM sync_execution_create('wf', 'd', 'adm', 'v2', 'wf-ad3');
+SELECT * FROM pg_temp.why WHERE lock_name = 'sem/launchplan/wf/d/adm';
+
+--
 -- The estimate: the lock's mean hold (sync_lock_stats: hold_total /
 -- hold_count) times the rounds of holds it waits for.  Before any hold of
 -- sem/wf/est ended there is none; after one, e3 (the front, one slot
@@ -117,7 +151,15 @@ SELECT count(*) AS reasons FROM sync_entry_status()
 SELECT sum(sync_release_holder(h)) > 0 AS released
   FROM unnest(ARRAY['wf/h1', 'wf/h2', 'wf/h3', 'wf/m1', 'wf/f0', 'wf/f1', 'wf/f2',
                     'wf/f3', 'wf/r1', 'wf/r2', 'wf/p1', 'wf/p2', 'wf/o1', 'wf/o2',
-                    'wf/o3', 'wf/e2', 'wf/e3', 'wf/e4']) AS h;
+                    'wf/o3', 'wf/k1', 'wf/k2', 'wf/e2', 'wf/e3', 'wf/e4']) AS h;
+-- the waiting execution first, so that no slot freed here promotes it
+SELECT sync_execution_update('wf-ad2', 'ABORTED') AS ad2;
+SELECT sync_execution_update(id, 'ABORTED') AS ended
+  FROM unnest(ARRAY['wf-ad1', 'wf-ad3']) AS id;
+DELETE FROM sync_execution WHERE project = 'wf';
+DELETE FROM sync_launch_event WHERE project = 'wf';
+DELETE FROM sync_launch_plan WHERE project = 'wf';
+SELECT count(*) AS state_rows FROM sync_state WHERE name LIKE '%/wf/%';
 DELETE FROM sync_controller WHERE controller = 'wf-ctl';
 DELETE FROM sync_limit WHERE parent = 'wf/par';
 DELETE FROM sync_limit WHERE name LIKE 'wf/%';
