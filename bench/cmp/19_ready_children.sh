@@ -19,7 +19,7 @@
 
 READY_SMALL=1000
 READY_BIG=100000
-READY_RELEASES=2000
+READY_RELEASES=1000      # at most READY_SMALL: each release goes to a waiting child
 declare -A READY_US=()
 
 # ready_round N ROUND: set N ready children up, time the releases; prints
