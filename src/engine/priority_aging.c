@@ -31,6 +31,7 @@
  */
 #include "postgres.h"
 
+#include "common/int.h"
 #include "utils/timestamp.h"
 
 #include "engine/engine_internal.h"
@@ -47,6 +48,7 @@ sync_aging_effective(const SyncLock *lock, const SyncEntry *e, TimestampTz now,
 	int32		base = e->base_priority;
 	int64		room = (int64) Max(base, lock->aging_max) - base;
 	int64		steps;
+	int64		wait;
 
 	*next = 0;
 	if (lock->aging_interval_us <= 0 || room <= 0)
@@ -54,7 +56,10 @@ sync_aging_effective(const SyncLock *lock, const SyncEntry *e, TimestampTz now,
 	steps = (now > e->since) ? (now - e->since) / lock->aging_interval_us : 0;
 	if (steps >= room)
 		return base + (int32) room;
-	*next = e->since + (steps + 1) * lock->aging_interval_us;
+	/* (an interval of centuries, or 'infinity': it never rises again) */
+	if (pg_mul_s64_overflow(steps + 1, lock->aging_interval_us, &wait) ||
+		pg_add_s64_overflow(e->since, wait, next))
+		*next = 0;
 	return base + (int32) steps;
 }
 
