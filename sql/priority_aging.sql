@@ -73,6 +73,15 @@ SELECT status FROM sync_request('sem/age/p', 'p-old', queued_at => now() - inter
 SELECT holder, priority, effective_priority
   FROM sync_waiters WHERE lock_name = 'sem/age/p';
 
+-- an interval beyond what microseconds can count (over 292,000 years): a
+-- waiter never rises, however long ago it was queued
+INSERT INTO sync_limit (name, sizelimit, aging_interval, aging_max_priority)
+     VALUES ('age/huge', 1, '300000 years', 5);
+SELECT status FROM sync_request('sem/age/huge', 'h-holder');
+SELECT status FROM sync_request('sem/age/huge', 'h-old', queued_at => now() - interval '1 hour');
+SELECT holder, priority, effective_priority
+  FROM sync_waiters WHERE lock_name = 'sem/age/huge';
+
 -- aging switched off: the waiters keep the priority they rose to
 UPDATE sync_limit SET aging_interval = NULL, aging_max_priority = NULL WHERE name = 'age/a';
 SELECT holder, priority, effective_priority, position

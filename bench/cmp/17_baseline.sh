@@ -40,7 +40,7 @@ base_use() {
 base_fill() {
     local n=$1 i before
     # (earlier comparisons may leave keyed holds: sync_state keeps them)
-    before=$(q "SELECT count(*) FROM sync_entry_status()")
+    before=$(q "SELECT count(*) FROM bench_entries()")
     as_pg env PGAPPNAME=bench_filler "${PSQL[@]}" -d "$DB" \
         -c "DO \$\$ BEGIN
               FOR b IN 0 .. ($n + 49) / 50 - 1 LOOP
@@ -50,7 +50,7 @@ base_fill() {
             END \$\$" -c "SELECT pg_sleep(86400)" >"$LOGS/basefill.log" 2>&1 &
     FILLER_PID=$!
     for ((i = 0; i < 6000; i++)); do
-        [[ $(q "SELECT count(*) FROM sync_holders WHERE lock_name LIKE 'mtx/basefill/%'") == "$n" ]] && break
+        [[ $(q "SELECT count(*) FROM bench_entries() WHERE state = 'held' AND lock_name LIKE 'mtx/basefill/%'") == "$n" ]] && break
         kill -0 "$FILLER_PID" 2>/dev/null || die "the filler exited, see $LOGS/basefill.log"
         sleep 0.1
     done
@@ -64,10 +64,10 @@ base_unfill() {
     wait "$FILLER_PID" 2>/dev/null || true
     FILLER_PID=
     for ((i = 0; i < 600; i++)); do
-        [[ $(q "SELECT count(*) FROM sync_holders WHERE lock_name LIKE 'mtx/basefill/%'") == 0 ]] && break
+        [[ $(q "SELECT count(*) FROM bench_entries() WHERE state = 'held' AND lock_name LIKE 'mtx/basefill/%'") == 0 ]] && break
         sleep 0.1
     done
-    FILLER_HOLDS=$(q "SELECT count(*) FROM sync_entry_status()")
+    FILLER_HOLDS=$(q "SELECT count(*) FROM bench_entries()")
 }
 
 # base_measure BUILD: the mixed runs with 10 and with BASE_FILL live locks
