@@ -244,25 +244,27 @@ sync_bind_link_ring(AcquireRequest *req)
 static char failed_parent[SYNC_NAME_BUFLEN];
 
 /*
- * The end of sync_bind_request(), once the ring is linked: the slots the
- * request takes under each parent, its entries of that parent's children
- * together, must fit the parent's sizelimit, or it could never be granted
- * (sync_group_unfit_limit()).  If not, undoes the bind.
+ * The end of sync_bind_request(), once the ring is linked: a request that
+ * could never be granted (sync_entry_unfit_limit()) is refused: more slots
+ * than a semaphore's limit or rate, or, its entries of one parent's
+ * children together, than the parent's sizelimit.  If so, undoes the bind.
  */
 static int
-sync_bind_check_parents(AcquireRequest *req, int *failed)
+sync_bind_check_fit(AcquireRequest *req, int *failed)
 {
 	for (int i = 0; i < req->nnames; i++)
 	{
 		SyncEntry  *e = req->entries[i];
+		SyncUnfitKind why;
 		int32		limit,
 					held;
 
-		if (!req->needed[i] || sync_entry_lock(e)->groupno == SYNC_ENTRY_NONE ||
-			(req->failed_limit = sync_group_unfit_limit(e)) == 0)
+		if (!req->needed[i] ||
+			(req->failed_limit = sync_entry_unfit_limit(e, &why)) == 0)
 			continue;
-		req->failed_why = SYNC_UNFIT_PARENT;
-		(void) sync_lock_group_info(sync_entry_lock(e), failed_parent, &limit, &held);
+		req->failed_why = why;
+		if (why == SYNC_UNFIT_PARENT)
+			(void) sync_lock_group_info(sync_entry_lock(e), failed_parent, &limit, &held);
 		sync_unbind_request(req);
 		*failed = i;
 		return SYNC_BIND_TOO_MANY_SLOTS;
@@ -291,10 +293,6 @@ sync_bind_request(AcquireRequest *req, int32 priority, SyncScope scope,
 	TimestampTz now = GetCurrentTimestamp();
 
 	Assert(sync_partitions_held(req->partmask, true));
-	/* no ring yet: sync_entry_unfit() below sees each entry alone */
-	for (int i = 0; i < req->nnames; i++)
-		if (req->needed[i])
-			req->entries[i]->next_in_request = sync_entry_index(req->entries[i]);
 	for (int pass = 0; pass < 2; pass++)
 	{
 		for (int i = 0; i < req->nnames; i++)
@@ -357,22 +355,11 @@ sync_bind_request(AcquireRequest *req, int32 priority, SyncScope scope,
 				*failed = i;
 				return SYNC_BIND_IS_PARENT;
 			}
-			if (sync_entry_unfit(req->entries[i]))
-			{
-				/* more slots than the limit: it could never be granted */
-				SyncUnfitKind why;
-
-				req->failed_limit = sync_entry_unfit_limit(req->entries[i], &why);
-				req->failed_why = why;
-				sync_unbind_request(req);
-				*failed = i;
-				return SYNC_BIND_TOO_MANY_SLOTS;
-			}
 		}
 	}
 
 	*first = sync_bind_link_ring(req);
-	return sync_bind_check_parents(req, failed);
+	return sync_bind_check_fit(req, failed);
 }
 
 /* Report what sync_bind_request() returned; the caller has cleaned up. */
