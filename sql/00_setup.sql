@@ -130,4 +130,20 @@ EXCEPTION WHEN OTHERS OR query_canceled THEN
     RETURN st || ': ' || msg;
 END
 $$;
+-- await_withdrawn waits (at most 30 s) until the keyed request of holder h
+-- has neither a row in sync_state nor a queue entry: the background worker
+-- withdraws a request left unfit, and sync_reconcile() skips a row the
+-- worker has locked while it does.
+CREATE PROCEDURE regress_util.await_withdrawn(h text)
+LANGUAGE plpgsql AS $$
+DECLARE
+    deadline timestamptz := clock_timestamp() + interval '30 s';
+BEGIN
+    WHILE (EXISTS (SELECT 1 FROM sync_state WHERE workflowkey = h)
+           OR EXISTS (SELECT 1 FROM sync_waiters WHERE holder = h))
+          AND clock_timestamp() < deadline LOOP
+        PERFORM pg_sleep(0.01);
+    END LOOP;
+END
+$$;
 GRANT USAGE ON SCHEMA regress_util TO PUBLIC;

@@ -93,18 +93,9 @@ SELECT status FROM sync_request('sem/rt/hour', 'rt/k4', slots => 3);
 SELECT status FROM sync_request('sem/rt/hour', 'rt/k5', slots => 1);
 UPDATE sync_limit SET rate_limit = 2 WHERE name = 'rt/hour';
 SELECT sync_reconcile() >= 0 AS reconciled;
--- (the worker may have its row locked, withdrawing it: then sync_reconcile()
--- skips it, and the worker's commit is waited for, at most 30 s, until
--- neither the row nor the queue entry is left)
-DO $$
-DECLARE deadline timestamptz := clock_timestamp() + interval '30 s';
-BEGIN
-  WHILE (EXISTS (SELECT 1 FROM sync_state WHERE workflowkey = 'rt/k4')
-         OR EXISTS (SELECT 1 FROM sync_waiters WHERE holder = 'rt/k4'))
-        AND clock_timestamp() < deadline LOOP
-    PERFORM pg_sleep(0.01);
-  END LOOP;
-END $$;
+-- (unless the worker has its row locked, withdrawing it: then its commit
+-- is waited for)
+CALL regress_util.await_withdrawn('rt/k4');
 SELECT workflowkey, held, slots FROM sync_state WHERE name = 'sem/rt/hour' ORDER BY workflowkey;
 SELECT sync_release_all(), sync_release('sem/rt/hour', 'rt/k5');
 

@@ -152,18 +152,9 @@ SELECT status FROM sync_request('sem/wt/pool', 'wt/w1', slots => 1);
 UPDATE sync_limit SET sizelimit = 3 WHERE name = 'wt/pool';
 -- the worker withdraws it; sync_reconcile() does the same at once
 SELECT sync_reconcile() >= 0 AS reconciled;
--- (the worker may have its row locked, withdrawing it: then sync_reconcile()
--- skips it, and the worker's commit is waited for, at most 30 s, until
--- neither the row nor the queue entry is left)
-DO $$
-DECLARE deadline timestamptz := clock_timestamp() + interval '30 s';
-BEGIN
-  WHILE (EXISTS (SELECT 1 FROM sync_state WHERE workflowkey = 'wt/w5')
-         OR EXISTS (SELECT 1 FROM sync_waiters WHERE holder = 'wt/w5'))
-        AND clock_timestamp() < deadline LOOP
-    PERFORM pg_sleep(0.01);
-  END LOOP;
-END $$;
+-- (unless the worker has its row locked, withdrawing it: then its commit
+-- is waited for)
+CALL regress_util.await_withdrawn('wt/w5');
 SELECT * FROM pg_temp.locks WHERE lock_name = 'sem/wt/pool';
 SELECT lock_name, state, who, slots FROM pg_temp.entries WHERE lock_name = 'sem/wt/pool';
 SELECT workflowkey, held, slots FROM sync_state WHERE name = 'sem/wt/pool' ORDER BY workflowkey;
