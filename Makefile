@@ -29,7 +29,8 @@ OBJS         = src/core/client_wait.o src/core/guc.o src/core/holder_wakeups.o \
                src/engine/entry_pool.o src/engine/limit_groups.o \
                src/engine/limit_rows.o \
                src/engine/lock_table.o \
-               src/engine/outbox.o src/engine/priority_aging.o \
+               src/engine/outbox.o src/engine/preemption.o \
+               src/engine/priority_aging.o \
                src/engine/queue_order.o src/engine/queue_rank.o \
                src/engine/rate_limits.o src/engine/request.o \
                src/engine/sem_limits.o src/engine/stats.o \
@@ -38,6 +39,7 @@ OBJS         = src/core/client_wait.o src/core/guc.o src/core/holder_wakeups.o \
                src/engine/worker_deadlines.o \
                src/keyed/controllers.o src/keyed/holder_table.o \
                src/keyed/keyed_load.o src/keyed/keyed_ops.o \
+               src/keyed/keyed_preempt.o \
                src/keyed/keyed_request.o src/keyed/keyed_wait.o \
                src/keyed/keyed_xact.o src/keyed/keyed_xact_record.o \
                src/keyed/state_heap.o src/keyed/state_spi.o \

@@ -286,3 +286,76 @@ CREATE VIEW sync_waiters AS
 COMMENT ON VIEW sync_waiters IS 'One row per queue entry of the current database, in queue order; entries of inactive controllers (active = false, no position) are passed over';
 
 GRANT SELECT ON sync_holders, sync_waiters TO PUBLIC;
+
+-- Preemption: a keyed request may opt in to being preempted (a column of
+-- its row and an argument of sync_request); a sync_limit row says after
+-- what grace its holds are preempted; sync_lock_stats counts preemptions.
+-- The new columns come last in both tables, as in syncwf--1.8.sql; a
+-- column with a constant default rewrites no row.
+ALTER TABLE sync_limit ADD COLUMN preempt_grace interval
+    CONSTRAINT sync_limit_preempt_grace_check CHECK (preempt_grace >= interval '0');
+COMMENT ON COLUMN sync_limit.preempt_grace IS
+    'Preemption: a waiter that cannot be granted otherwise ends preemptible keyed holds of lower priority (on a parent row: borrowed ones) after this grace (NULL: never)';
+ALTER TABLE sync_state ADD COLUMN preemptible boolean NOT NULL DEFAULT false;
+ALTER TABLE sync_state ADD COLUMN preempt_deadline timestamptz;
+COMMENT ON COLUMN sync_state.preemptible IS
+    'true: a waiter that cannot be granted otherwise may end this hold after the grace of its sync_limit row (preempt_grace)';
+COMMENT ON COLUMN sync_state.preempt_deadline IS
+    'A preempted hold: when its grace ends and the hold with it (lease_expires is cut to it); NULL: not preempted';
+
+DROP FUNCTION sync_request(text, text, integer, text, interval, timestamptz, integer, text, text);
+DROP FUNCTION sync_request(text[], text, integer, text, interval, timestamptz, integer, text, text);
+CREATE FUNCTION sync_request(lock_name text, holder text,
+                             priority integer DEFAULT 0,
+                             controller text DEFAULT NULL,
+                             lease interval DEFAULT NULL,
+                             queued_at timestamptz DEFAULT NULL,
+                             slots integer DEFAULT 1,
+                             mode text DEFAULT 'exclusive',
+                             fair_key text DEFAULT NULL,
+                             preemptible boolean DEFAULT false)
+RETURNS TABLE (status text, token bigint, queue_position integer)
+AS 'MODULE_PATHNAME', 'sync_request'
+LANGUAGE C VOLATILE PARALLEL UNSAFE ROWS 1;
+
+CREATE FUNCTION sync_request(lock_names text[], holder text,
+                             priority integer DEFAULT 0,
+                             controller text DEFAULT NULL,
+                             lease interval DEFAULT NULL,
+                             queued_at timestamptz DEFAULT NULL,
+                             slots integer DEFAULT 1,
+                             mode text DEFAULT 'exclusive',
+                             fair_key text DEFAULT NULL,
+                             preemptible boolean DEFAULT false)
+RETURNS TABLE (lock_name text, status text, token bigint, queue_position integer)
+AS 'MODULE_PATHNAME', 'sync_request_array'
+LANGUAGE C VOLATILE PARALLEL UNSAFE ROWS 4;
+
+-- sync_lock_stats gains the column preemptions; made again as above.
+DROP VIEW sync_lock_stats;
+DROP FUNCTION sync_lock_stats_rows();
+CREATE FUNCTION sync_lock_stats_rows(OUT lock_name text,
+                                     OUT grants_immediate bigint,
+                                     OUT grants_waited bigint,
+                                     OUT timeouts bigint, OUT cancels bigint,
+                                     OUT deadlocks bigint,
+                                     OUT wait_count bigint,
+                                     OUT wait_total interval,
+                                     OUT wait_p50 interval, OUT wait_p99 interval,
+                                     OUT wait_max interval,
+                                     OUT hold_count bigint,
+                                     OUT hold_total interval,
+                                     OUT max_queue integer,
+                                     OUT stats_reset timestamptz,
+                                     OUT preemptions bigint)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'sync_lock_stats_rows'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+CREATE VIEW sync_lock_stats AS
+    SELECT lock_name, grants_immediate, grants_waited, timeouts, cancels,
+           deadlocks, preemptions, wait_count, wait_total, wait_p50, wait_p99, wait_max,
+           hold_count, hold_total, max_queue, stats_reset
+      FROM sync_lock_stats_rows();
+COMMENT ON VIEW sync_lock_stats IS 'Per-lock statistics of the current database since the last reset: one row per lock, per namespace (''<kind>/<namespace>/*'') for locks beyond syncwf.stats_max_locks, ''*'' beyond that';
+GRANT SELECT ON sync_lock_stats TO PUBLIC;

@@ -49,7 +49,10 @@ CREATE TABLE sync_limit (
               CHECK (aging_interval >= interval '1 second'),
     aging_max_priority integer,
     CONSTRAINT sync_limit_aging_check
-              CHECK ((aging_interval IS NULL) = (aging_max_priority IS NULL))
+              CHECK ((aging_interval IS NULL) = (aging_max_priority IS NULL)),
+    preempt_grace interval
+              CONSTRAINT sync_limit_preempt_grace_check
+              CHECK (preempt_grace >= interval '0')
 );
 COMMENT ON TABLE sync_limit IS
     'Semaphore limits: the row ''<namespace>/<key>'' sets the limit of lock ''sem/<namespace>/<key>''; a row ''<prefix>/*'' that of every semaphore under the prefix without a row of its own';
@@ -63,6 +66,8 @@ COMMENT ON COLUMN sync_limit.queueing IS
     '''strict'' (NULL: the same): grants in queue order; ''best_effort'': a waiter that fits may pass one that cannot be granted yet, at most syncwf.max_passes times each';
 COMMENT ON COLUMN sync_limit.parent IS
     'Nested limits: the row whose sizelimit every semaphore under this row also counts against, a grant taking a slot at both levels (NULL: none); two levels only, checked at commit';
+COMMENT ON COLUMN sync_limit.preempt_grace IS
+    'Preemption: a waiter that cannot be granted otherwise ends preemptible keyed holds of lower priority (on a parent row: borrowed ones) after this grace (NULL: never)';
 COMMENT ON COLUMN sync_limit.guarantee IS
     'Nested limits: slots of the parent this child gets first, before children above their guarantees (NULL: none); it borrows idle slots up to its sizelimit';
 COMMENT ON COLUMN sync_limit.aging_interval IS
@@ -464,14 +469,15 @@ CREATE FUNCTION sync_lock_stats_rows(OUT lock_name text,
                                      OUT hold_count bigint,
                                      OUT hold_total interval,
                                      OUT max_queue integer,
-                                     OUT stats_reset timestamptz)
+                                     OUT stats_reset timestamptz,
+                                     OUT preemptions bigint)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'sync_lock_stats_rows'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
 CREATE VIEW sync_lock_stats AS
     SELECT lock_name, grants_immediate, grants_waited, timeouts, cancels,
-           deadlocks, wait_count, wait_total, wait_p50, wait_p99, wait_max,
+           deadlocks, preemptions, wait_count, wait_total, wait_p50, wait_p99, wait_max,
            hold_count, hold_total, max_queue, stats_reset
       FROM sync_lock_stats_rows();
 COMMENT ON VIEW sync_lock_stats IS 'Per-lock statistics of the current database since the last reset: one row per lock, per namespace (''<kind>/<namespace>/*'') for locks beyond syncwf.stats_max_locks, ''*'' beyond that';
@@ -525,6 +531,8 @@ CREATE TABLE sync_state (
     fair_key      text                             -- tenant whose share of the queue it takes; NULL: none
                   CONSTRAINT sync_state_fair_key_check
                   CHECK (fair_key ~ '^[^[:cntrl:]]+$' AND octet_length(fair_key) <= 63),
+    preemptible   boolean NOT NULL DEFAULT false,  -- a waiter may preempt the hold
+    preempt_deadline timestamptz,                  -- preempted: the hold ends then
     PRIMARY KEY (name, workflowkey)
 );
 -- A queue table: every request inserts a row and every release deletes one.
@@ -544,6 +552,10 @@ COMMENT ON COLUMN sync_state.fair_key IS
     'Fair key (a tenant, user or project) whose share of each queue the request takes; NULL: the implicit key of requests without one';
 COMMENT ON COLUMN sync_state.claim IS
     'true: inserted by its writer (Argo''s controller) and granted only when that writer sets held = true';
+COMMENT ON COLUMN sync_state.preemptible IS
+    'true: a waiter that cannot be granted otherwise may end this hold after the grace of its sync_limit row (preempt_grace)';
+COMMENT ON COLUMN sync_state.preempt_deadline IS
+    'A preempted hold: when its grace ends and the hold with it (lease_expires is cut to it); NULL: not preempted';
 
 REVOKE ALL ON sync_state, sync_controller FROM PUBLIC;
 GRANT SELECT ON sync_state, sync_controller TO PUBLIC;
@@ -629,7 +641,8 @@ CREATE FUNCTION sync_request(lock_name text, holder text,
                              queued_at timestamptz DEFAULT NULL,
                              slots integer DEFAULT 1,
                              mode text DEFAULT 'exclusive',
-                             fair_key text DEFAULT NULL)
+                             fair_key text DEFAULT NULL,
+                             preemptible boolean DEFAULT false)
 RETURNS TABLE (status text, token bigint, queue_position integer)
 AS 'MODULE_PATHNAME', 'sync_request'
 LANGUAGE C VOLATILE PARALLEL UNSAFE ROWS 1;
@@ -641,7 +654,8 @@ CREATE FUNCTION sync_request(lock_names text[], holder text,
                              queued_at timestamptz DEFAULT NULL,
                              slots integer DEFAULT 1,
                              mode text DEFAULT 'exclusive',
-                             fair_key text DEFAULT NULL)
+                             fair_key text DEFAULT NULL,
+                             preemptible boolean DEFAULT false)
 RETURNS TABLE (lock_name text, status text, token bigint, queue_position integer)
 AS 'MODULE_PATHNAME', 'sync_request_array'
 LANGUAGE C VOLATILE PARALLEL UNSAFE ROWS 4;

@@ -15,7 +15,13 @@
 # information.
 # Target: p99 of the waits of the requests within their child's guarantee
 # at most one hold time ($GUAR_HOLD_MS ms).
-# Report: GUAR_ROWS and GUAR_CHILD_ROWS, its own section (cmp18_details).
+# Then preemption: $PRE_LOW low clients keep all $PRE_SLOTS slots of
+# b18p/x (preempt_grace $PRE_GRACE_MS ms) with preemptible keyed holds they
+# never give up; $PRE_URGENT urgent clients acquire it with a higher
+# priority, each wait a preemption (bench/preempt_setup.sql).  Target: p99
+# of those waits, request to grant, at most the grace plus 10 ms.
+# Report: GUAR_ROWS, GUAR_CHILD_ROWS and PRE_ROWS, its own section
+# (cmp18_details).
 #
 # Sourced by scripts/bench.sh (see Layout there); docs/development.md
 # says how to add a comparison.
@@ -30,6 +36,13 @@ GUAR_PHASE_MS=1000   # each child is busy (no think time) two phases of four
 GUAR_SLACK_MS=0.2    # a grant this soon after a request may come before it queued
 GUAR_ROWS=()
 GUAR_CHILD_ROWS=()
+PRE_SLOTS=4          # sizelimit of b18p/x
+PRE_LOW=4            # low clients, one preemptible keyed hold each
+PRE_URGENT=2         # urgent clients (session holds, priority 5)
+PRE_GRACE_MS=50      # preempt_grace of b18p/x
+PRE_HOLD_MS=5        # an urgent client's hold
+PRE_THINK_MS=200     # an urgent client's think time: 0 to this, uniform
+PRE_ROWS=()
 declare -A GUAR=() GUAR_SLOTS=()
 
 cmp18_setup() {
@@ -38,6 +51,62 @@ cmp18_setup() {
        INSERT INTO sync_limit (name, sizelimit, parent, guarantee)
        SELECT 'b18/c' || g, $GUAR_CEILING, 'b18/all', $GUAR_G FROM generate_series(1, 4) g" >/dev/null
     as_pg "${PSQL[@]}" -d "$DB" -f "$ROOT/bench/guarantee_setup.sql" >/dev/null
+    q "INSERT INTO sync_limit (name, sizelimit, preempt_grace)
+       VALUES ('b18p/x', $PRE_SLOTS, interval '$PRE_GRACE_MS ms')" >/dev/null
+    as_pg "${PSQL[@]}" -d "$DB" -f "$ROOT/bench/preempt_setup.sql" >/dev/null
+}
+
+# pre_stats WHERE: over the window's urgent requests matching WHERE (a
+# condition on bench_preempt): count, wait p50, p99, max (ms), how many
+# waited longer than the grace plus 10 ms
+pre_stats() {
+    q "SELECT count(*),
+              round(percentile_disc(0.5) WITHIN GROUP (ORDER BY w)::numeric, 1),
+              round(percentile_disc(0.99) WITHIN GROUP (ORDER BY w)::numeric, 1),
+              round(max(w)::numeric, 1),
+              count(*) FILTER (WHERE w > $PRE_GRACE_MS + 10)
+         FROM (SELECT extract(epoch FROM p.t_grant - p.t_req) * 1000 AS w
+                 FROM bench_preempt p
+                 JOIN (SELECT run, min(t_req) + interval '$BENCH_WARMUP s' AS w0,
+                              min(t_req) + interval '$((BENCH_WARMUP + BENCH_SECONDS)) s' AS w1
+                         FROM bench_preempt GROUP BY run) r USING (run)
+                WHERE p.t_req >= r.w0 AND p.t_req < r.w1 AND $1) x" | tr '|' ' '
+}
+
+# pre_run ROUND: the low clients in the background, the urgent ones for
+# the window, then the low ones ended and their rows deleted
+pre_run() {
+    local r=$1 run=18p-$1 rc=0 secs out lowout lowpid n p50 p99 max over pre0 pre1
+    secs=$((BENCH_WARMUP + BENCH_SECONDS))
+    out=$LOGS/pgbench-$run.log
+    lowout=$LOGS/pgbench-$run-low.log
+    wait_idle
+    pre0=$(q "SELECT coalesce(sum(preemptions), 0) FROM sync_lock_stats WHERE lock_name = 'sem/b18p/x'")
+    as_pg env PGAPPNAME=bench_preempt_low timeout --signal=INT --kill-after=30 $((secs + 60)) \
+        "$PGBIN/pgbench" -h "$SOCK" -p "$PORT" -U postgres -n \
+        -c "$PRE_LOW" -j 1 -T $((secs + 30)) -D secs=$((secs + 30)) \
+        -f "$ROOT/bench/syncwf_preempt_low.sql" "$DB" >"$lowout" 2>&1 &
+    lowpid=$!
+    # every slot held by a low client before the urgent ones start
+    for ((n = 0; n < 100; n++)); do
+        [[ $(q "SELECT count(*) FROM sync_state WHERE name = 'sem/b18p/x' AND held") == "$PRE_SLOTS" ]] && break
+        sleep 0.1
+    done
+    as_pg timeout --signal=INT --kill-after=30 $((secs + 60)) \
+        "$PGBIN/pgbench" -h "$SOCK" -p "$PORT" -U postgres -n -M prepared \
+        -c "$PRE_URGENT" -j 1 -t 1 -D run="$run" -D secs="$secs" \
+        -D hold="$PRE_HOLD_MS" -D think="$PRE_THINK_MS" \
+        -f "$ROOT/bench/syncwf_preempt_urgent.sql" "$DB" >"$out" 2>&1 || rc=$?
+    q "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+        WHERE application_name = 'bench_preempt_low'" >/dev/null
+    wait "$lowpid" || true
+    q "DELETE FROM sync_state WHERE name = 'sem/b18p/x'" >/dev/null
+    ((rc == 0)) || die "pgbench $run failed (exit $rc): $(grep -m3 -iE 'error|abort' "$out" | tr '\n' ' ') -- see $out"
+    check_no_syncwf_leftovers
+    pre1=$(q "SELECT coalesce(sum(preemptions), 0) FROM sync_lock_stats WHERE lock_name = 'sem/b18p/x'")
+    read -r n p50 p99 max over < <(pre_stats "run = '$run'")
+    log "18 preemption round $r: $n urgent requests in the window, wait p50 $p50 ms, p99 $p99 ms, max $max ms, $over longer than the grace ($PRE_GRACE_MS ms) + 10 ms; $((pre1 - pre0)) preemptions in the run"
+    PRE_ROWS+=("| $r | $n | $((pre1 - pre0)) | $p50 | $p99 | $max | $over |")
 }
 
 # guar_stats WHERE: one line over the classified requests that match
@@ -141,10 +210,20 @@ cmp18_run() {
         add_summary "18. guaranteed shares, borrowing" "p99 wait, ms, of the $bn requests that would borrow (p50 $bp50, max $bmax); mean slots held by a busy / a quiet child ${GUAR_SLOTS[guarantee]}" "$bp99" info ''
         read -r wn wfull wp50 wp99 wmax wover wpass wpg bn bp50 bp99 bmax hp99 hmax <<<"${GUAR[control]}"
         add_summary "18. guaranteed shares, control" "no guarantees, the same workload: p99 wait, ms, of the $wn requests a guarantee of $GUAR_G would cover (p50 $wp50, max $wmax; $wover longer than H; $wpass passed by $wpg grants beyond $GUAR_G); of the $bn others p99 $bp99; mean slots held by a busy / a quiet child ${GUAR_SLOTS[control]}" "$wp99" info ''
+        log "comparison 18, preemption: $PRE_LOW low clients hold all $PRE_SLOTS slots with preemptible keyed holds (grace $PRE_GRACE_MS ms), $PRE_URGENT urgent clients of priority 5, $BENCH_LAT_ROUNDS rounds of ${BENCH_SECONDS}s each"
+        for ((r = 1; r <= BENCH_LAT_ROUNDS; r++)); do
+            pre_run "$r"
+        done
+        local pn pp50 pp99 pmax pover
+        read -r pn pp50 pp99 pmax pover < <(pre_stats "true")
+        PRE_ROWS+=("| **all** | **$pn** | | **$pp50** | **$pp99** | **$pmax** | **$pover** |")
+        add_summary "18. preemption" "p99 wait from request to grant, ms, of the $pn urgent requests that each preempt a preemptible keyed hold with a grace of $PRE_GRACE_MS ms (p50 $pp50, max $pmax; $pover longer than the grace + 10 ms), at most the grace + 10 ms" \
+            "$pp99" "<=" "$((PRE_GRACE_MS + 10))"
     else
         add_summary "18. guaranteed shares" "p99 wait from request to grant, ms, of the requests within their child's guarantee, at most one hold time H" "n/a" "<=" "$GUAR_HOLD_MS"
         add_summary "18. guaranteed shares, borrowing" "p99 wait, ms, of the requests that would borrow" "n/a" info ''
         add_summary "18. guaranteed shares, control" "no guarantees, the same workload: p99 wait, ms, of the requests a guarantee of $GUAR_G would cover" "n/a" info ''
+        add_summary "18. preemption" "p99 wait from request to grant, ms, of urgent requests that each preempt a keyed hold with a grace of $PRE_GRACE_MS ms, at most the grace + 10 ms" "n/a" "<=" "$((PRE_GRACE_MS + 10))"
     fi
 }
 
@@ -210,6 +289,25 @@ cmp18_describe() {
    stalls, \`pg_sleep\` oversleeping, which stretches the waits too), and
    the mean slots each child held, and held by a busy child and by a quiet
    one.
+
+   **Preemption**, in the same comparison: a semaphore \`b18p/x\` of
+   $PRE_SLOTS slots with \`preempt_grace\` $PRE_GRACE_MS ms. $PRE_LOW low
+   clients (bench/syncwf_preempt_low.sql) each request it for a holder key
+   of their own with priority 0 and \`preemptible => true\`, wait for the
+   grant (\`sync_wait\`) and keep the hold until it is gone, polling
+   \`sync_is_held\` every 5 ms: they never release it themselves, so each
+   preemption lasts its whole grace; then they ask again. Once they hold
+   every slot, $PRE_URGENT urgent clients (bench/preempt_setup.sql) loop:
+   think 0 to $PRE_THINK_MS ms, stamp, \`sync_acquire\` with priority 5
+   (session scope, waiting), stamp, hold $PRE_HOLD_MS ms, release. Every
+   urgent request that finds the slots taken by low holds has one
+   preempted (the worker notes it, marks the victim and writes its row;
+   the lease expiry ends it at the deadline and hands the slot over in
+   that transaction). Its **wait**, from the stamp before
+   \`sync_acquire\` to the one after, includes the worker's reaction, the
+   whole grace and the hand-over. Target: p99 at most the grace plus
+   10 ms, $((PRE_GRACE_MS + 10)) ms. Requests of the first $BENCH_WARMUP s
+   of each run are left out; $BENCH_LAT_ROUNDS runs of $BENCH_SECONDS s.
 EOF
 }
 
@@ -240,5 +338,14 @@ Per child, all runs of a mode together:
 | mode | child | within | p50 | p99 | max | > H | passed | borrow | p50 | p99 |
 | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
 $(printf '%s\n' "${GUAR_CHILD_ROWS[@]}")
+
+Preemption: per run, then all runs together (bold), the urgent requests
+in the window, the preemptions \`sync_lock_stats\` counted in the run, and
+the waits from request to grant (grace $PRE_GRACE_MS ms; the last column
+counts waits longer than the grace + 10 ms):
+
+| round | urgent requests | preemptions | p50 | p99 | max | > grace + 10 |
+| --- | --- | --- | --- | --- | --- | --- |
+$(printf '%s\n' "${PRE_ROWS[@]}")
 EOF
 }

@@ -62,6 +62,8 @@ extern void sync_controller_channel(const char *controller, char *channel);
 extern void sync_keyed_notify(const char *event, const char *name,
 							  const char *holder, int64 token,
 							  const char *controller, const char *reason);
+extern void sync_keyed_notify_preempt(const char *name, const char *holder, int64 token,
+									  const char *controller, TimestampTz deadline);
 
 /*
  * names.c: What a valid lock name, holder key, controller name and launch-

@@ -31,6 +31,7 @@
 #include "lib/stringinfo.h"
 #include "mb/pg_wchar.h"
 #include "utils/json.h"
+#include "utils/timestamp.h"
 
 #include "core/core.h"
 
@@ -77,11 +78,13 @@ sync_controller_channel(const char *controller, char *channel)
 /*
  * Send one event of keyed holds, when this transaction commits: on channel
  * "syncwf", and on the channel of 'controller' if the entry has one.
- * token <= 0: none (JSON null).  reason NULL: no "reason" key.
+ * token <= 0: none (JSON null).  reason NULL: no "reason" key; deadline 0:
+ * no "deadline" key.
  */
-void
-sync_keyed_notify(const char *event, const char *name, const char *holder,
-				  int64 token, const char *controller, const char *reason)
+static void
+sync_keyed_notify_payload(const char *event, const char *name, const char *holder,
+						  int64 token, const char *controller, const char *reason,
+						  TimestampTz deadline)
 {
 	StringInfoData buf;
 
@@ -107,6 +110,11 @@ sync_keyed_notify(const char *event, const char *name, const char *holder,
 		appendStringInfoString(&buf, ", \"reason\": ");
 		escape_json(&buf, reason);
 	}
+	if (deadline != 0)
+	{
+		appendStringInfoString(&buf, ", \"deadline\": ");
+		escape_json(&buf, timestamptz_to_str(deadline));
+	}
 	appendStringInfoChar(&buf, '}');
 	Async_Notify(SYNC_NOTIFY_CHANNEL, buf.data);
 	if (controller)
@@ -117,4 +125,21 @@ sync_keyed_notify(const char *event, const char *name, const char *holder,
 		Async_Notify(channel, buf.data);
 	}
 	pfree(buf.data);
+}
+
+/* An event without a deadline (sync_keyed_notify_payload()). */
+void
+sync_keyed_notify(const char *event, const char *name, const char *holder,
+				  int64 token, const char *controller, const char *reason)
+{
+	sync_keyed_notify_payload(event, name, holder, token, controller, reason, 0);
+}
+
+/* A hold is preempted: event "preempt", its grace ending at 'deadline'. */
+void
+sync_keyed_notify_preempt(const char *name, const char *holder, int64 token,
+						  const char *controller, TimestampTz deadline)
+{
+	sync_keyed_notify_payload("preempt", name, holder, token, controller,
+							  "preempted", deadline);
 }

@@ -46,6 +46,7 @@ typedef struct SyncStatsRow
 	int64		timeouts;
 	int64		cancels;
 	int64		deadlocks;
+	int64		preemptions;	/* holds of it preempted */
 	int64		wait_count;
 	int64		wait_total_us;
 	int64		wait_p50_us;	/* -1: no wait yet */
@@ -79,12 +80,9 @@ extern TimestampTz sync_stats_reset(Oid dbid, const char *name);
 #define SYNC_ALL_PARTITIONS		((uint32) ((1U << SYNC_NUM_PARTITIONS) - 1))
 
 /*
- * Lists of pool entries (a lock's holders, queue and dormant entries; a
- * holder key's entries) linked by entry number (sync_entry_index()), not
- * pointer, so that a link means the same in every backend wherever the
- * pool is mapped.  SYNC_ENTRY_NONE ends a list; an entry in no list has
- * both links SYNC_ENTRY_DETACHED.  A list links its entries through one
- * field (lock_link, holder_link); entry_pool.c has the functions.
+ * Lists of pool entries (a lock's holders, queue and dormant entries; a holder key's entries)
+ * linked by entry number, not pointer: a link means the same in every backend.  NONE ends a
+ * list; an entry in no list has both links DETACHED.  entry_pool.c has the functions.
  */
 #define SYNC_ENTRY_NONE		(-1)
 #define SYNC_ENTRY_DETACHED	(-2)
@@ -106,8 +104,7 @@ typedef enum SyncEntryState
 	SYNC_ENTRY_FREE = 0,		/* on the pool's free list */
 	SYNC_ENTRY_PENDING,			/* in a lock's wait queue */
 	SYNC_ENTRY_HELD,			/* in a lock's holder list */
-	SYNC_ENTRY_DORMANT			/* pending, but its controller is inactive:
-								 * in the lock's dormant list, passed over */
+	SYNC_ENTRY_DORMANT			/* pending; controller inactive: dormant list */
 } SyncEntryState;
 
 typedef enum SyncScope
@@ -118,11 +115,9 @@ typedef enum SyncScope
 } SyncScope;
 
 /*
- * One lock, in its partition's hash (lock_table.c) while it has a holder
- * or a queue entry, and after that as a *cached* lock on the partition's
- * idle list (remembering a semaphore's limit) until the room is needed
- * (second-chance order) or a semaphore's sync_limit row goes away.
- * Every field is protected by the lock's partition LWLock.
+ * One lock, in its partition's hash (lock_table.c) while it has a holder or a queue entry, then
+ * *cached* on the idle list (keeping a semaphore's limit) until the room is needed or its
+ * sync_limit row goes away.  Every field is protected by the lock's partition LWLock.
  */
 typedef struct SyncLock
 {
@@ -156,10 +151,15 @@ typedef struct SyncLock
 	int64		aging_interval_us;	/* a waiter gains 1 per interval waited */
 	int32		aging_max;		/* ... up to this priority */
 	TimestampTz aging_due;		/* the next waiter's promotion, or 0 */
+	/* preemption (preemption.c): grace -1: its row allows none */
+	int64		preempt_grace_us;
+	int32		npreemptible;	/* preemptible holders not in a grace */
+	int32		slots_preempting;	/* slots of holders in their grace */
+	uint64		preempt_seen;	/* the front last sent to the worker */
+	int32		preempt_seen_key;	/* ... its priority and the lock's slots */
 	SyncEntryList holders;		/* SyncEntry.lock_link, in grant order */
 	SyncEntryList waiters;		/* SyncEntry.lock_link, in queue order */
-	SyncEntryList dormant;		/* pending entries of inactive controllers,
-								 * in queue order (lock_link) */
+	SyncEntryList dormant;		/* inactive controllers' entries, queue order */
 	int32		rank_root;		/* the waiters' treap (queue_rank.c), or none */
 	SyncStats  *stats;			/* its row of sync_lock_stats (stats.c),
 								 * from the first count until it leaves the
@@ -179,14 +179,11 @@ typedef struct SyncLock
 } SyncLock;
 
 /*
- * A hold or a queue entry of one lock.  Entries of one request (a call that
- * names several locks, all or nothing) form a ring through next_in_request;
- * a single-lock request's ring is the entry itself.
- *
- * Protected by the partition LWLock of entry->lock.  The immutable fields
- * (request_id, nlocks, partmask, next_in_request, lock, owner fields) are set
- * before the entry becomes visible and may be read under any one of the
- * request's partition locks.
+ * A hold or a queue entry of one lock.  Entries of one request (several locks, all or nothing)
+ * form a ring through next_in_request (a single-lock request's ring is the entry itself).
+ * Protected by the partition LWLock of entry->lock.  The immutable fields (request_id, nlocks,
+ * partmask, next_in_request, lock, owner fields) are set before the entry becomes visible and
+ * may be read under any one of the request's partition locks.
  */
 typedef struct SyncEntry
 {
@@ -236,6 +233,8 @@ typedef struct SyncEntry
 								 * (sync_claim_grantable()) */
 	bool		shared;			/* mutex: a shared hold (any number coexist,
 								 * an exclusive one excludes them all) */
+	bool		preemptible;	/* keyed: a waiter may preempt its hold */
+	TimestampTz preempt_deadline;	/* held, preempted: its grace ends, or 0 */
 	int32		slots;			/* semaphore: slots it takes; 1 otherwise */
 	int32		passes;			/* pending: grants that passed it while it
 								 * waited (best-effort, grant_rules.c) */
@@ -330,11 +329,8 @@ sync_elist_push_tail(SyncEntryList *list, SyncEntry *e, size_t field)
 }
 
 /*
- * Visit the entries of a list, from its head, as 'e' (declared by the
- * macro); 'field' is the link field the list uses (lock_link,
- * holder_link).  The body must not take 'e' off the list: the _modify
- * form allows that (it reads the next entry first).  The rest of the list
- * functions are engine_internal.h's.
+ * Visit a list from its head as 'e' (declared here) through link 'field'.  The body must not
+ * take 'e' off the list: the _modify form allows that.  More list functions: engine_internal.h.
  */
 #define sync_elist_foreach(e, list, field) \
 	for (SyncEntry *e = sync_elist_head(list); e != NULL; \
@@ -346,18 +342,13 @@ sync_elist_push_tail(SyncEntryList *list, SyncEntry *e, size_t field)
 		 e = e##_next_, \
 		 e##_next_ = (e != NULL ? sync_entry_at(e->field.next) : NULL))
 
-/*
- * The lock table's control block.  The partition locks protect their locks'
- * hash chains and live, idle and rate lists; the counters are atomics.
- */
+/* The lock table's control block: the partition locks protect its lists; counters: atomics. */
 typedef struct SyncShmem
 {
 	LWLockPadded *partition_locks;	/* SYNC_NUM_PARTITIONS of them */
 	SyncBuckets lock_hash[SYNC_NUM_PARTITIONS]; /* the locks of each */
 	SyncEntryList live_locks[SYNC_NUM_PARTITIONS];	/* locks not cached */
-	SyncEntryList idle_locks[SYNC_NUM_PARTITIONS];	/* cached locks, in
-													 * second-chance order
-													 * (lock_table.c) */
+	SyncEntryList idle_locks[SYNC_NUM_PARTITIONS];	/* cached, 2nd-chance order */
 	SyncEntryList rate_locks[SYNC_NUM_PARTITIONS];	/* locks whose front
 													 * waiter waits for
 													 * tokens */
@@ -415,12 +406,9 @@ sync_lock_stats(SyncLock *lock)
 }
 
 /*
- * Visit every live lock (one that is not cached: it has a
- * holder or a queue entry) of every partition and every database, without
- * walking the hash table: the cost is in proportion to the live locks,
- * whatever the table's size.  The caller holds every partition lock; the
- * body may make the visited lock idle (sync_lock_idle), nothing else:
- * "SyncLiveIter it; sync_foreach_live_lock(it) { ... sync_live_lock(it) }".
+ * Visit every live lock (not cached: it has a holder or a queue entry) of every partition and
+ * database, in proportion to the live locks, not the table.  Every partition lock held; the
+ * body may make the lock idle, nothing else: "sync_foreach_live_lock(it) { sync_live_lock(it) }".
  */
 typedef struct SyncLiveIter
 {
@@ -446,9 +434,8 @@ typedef void (*SyncEntryFreeHook) (SyncEntry *entry);
 extern void sync_entry_set_free_hook(SyncEntryFreeHook hook);
 
 /*
- * For assertions: does this backend hold the partition lock of 'hashcode',
- * every partition lock named by 'partmask', or any partition lock at all?
- * 'exclusive' asks for exclusive mode; otherwise either mode will do.
+ * For assertions: does this backend hold the partition of 'hashcode', every partition of
+ * 'partmask', or any at all ('exclusive': in exclusive mode; else in either)?
  */
 static inline bool
 sync_partitions_held(uint32 partmask, bool exclusive)
@@ -633,6 +620,10 @@ typedef struct SyncLimitValue
 	int32		guarantee;		/* its guarantee under its parent, or 0 */
 	int64		aging_interval_us;	/* priority aging; 0: none */
 	int32		aging_max;		/* ... its ceiling */
+	bool		preempt;		/* preempt_grace is set: */
+	bool		parent_preempt; /* ... its parent's is set: */
+	int64		preempt_grace_us;	/* preempt_grace */
+	int64		parent_grace_us;	/* ... its parent's */
 	int32		parent_limit;	/* its parent's sizelimit */
 	char		parent[SYNC_NAME_BUFLEN];	/* its parent row, or "" */
 } SyncLimitValue;
@@ -654,16 +645,11 @@ extern void sync_limits_precommit(void);
 extern void sync_limits_at_commit(void);
 extern void sync_limits_forget(void);
 
-/*
- * request.c: Binding a request to locks (the blocks backend_holds.c and
- * holder_table.c share), and withdrawing a request from its queues.
- */
+/* request.c: Binding a request to locks, and withdrawing a request from its queues. */
 
 /*
- * A request being made: the locks it names, and the shared entries
- * reserved for those the requester does not hold yet (and, for a session,
- * its local hold of each lock, and whether placeholders were added:
- * backend_holds.c).
+ * A request being made: the locks it names, the shared entries reserved for those the
+ * requester does not hold yet (and a session's local holds and placeholders: backend_holds.c).
  */
 #define SYNC_REQUEST_INLINE	2
 
@@ -682,8 +668,7 @@ typedef struct AcquireRequest
 	SyncEntry **entries;		/* reserved shared entries, or NULL */
 	int32		slots;			/* slots of each semaphore (1 for mutexes) */
 	bool		shared;			/* shared holds of the mutexes */
-	const char *fair_key;		/* NULL: none (queue_order.c); a request
-								 * with one names one lock */
+	const char *fair_key;		/* NULL: none; a request with one names one lock */
 	int32		fair_weight;	/* weight of fair_key on that lock; 1 */
 	int32		failed_limit;	/* SYNC_BIND_TOO_MANY_SLOTS: the limit, */
 	int8		failed_why;		/* ... whose (a SyncUnfitKind) */
@@ -692,10 +677,7 @@ typedef struct AcquireRequest
 	uint32		partmask;
 	uint64		generation;		/* limit generation the limits were read at */
 
-	/*
-	 * The arrays above, for at most SYNC_REQUEST_INLINE locks (no palloc):
-	 * so a request is never copied, and none of its arrays outlives it.
-	 */
+	/* The arrays above for at most SYNC_REQUEST_INLINE locks (no palloc, no copy) */
 	struct
 	{
 		bool		needed[SYNC_REQUEST_INLINE];
@@ -771,12 +753,30 @@ extern void sync_grant_waiters_of(const char *name);
 extern void sync_grant_deferred(void);
 
 /* limit_groups.c: Nested limits (the rest is in engine_internal.h). */
-extern void sync_group_ensure(const char *name, int32 limit, uint64 gen);
+extern void sync_group_ensure(const char *name, int32 limit, int64 grace_us,
+							  uint64 gen);
 extern uint32 sync_groups_enter_lock(const SyncLock *lock);
 extern uint32 sync_groups_enter_request(const SyncEntry *first);
 extern void sync_groups_leave(uint32 taken);
 extern bool sync_lock_group_info(const SyncLock *lock, char *name, int32 *limit,
 								 int32 *slots_held);
+
+/*
+ * preemption.c: preemptible keyed holds ended for a waiter that cannot be
+ * granted otherwise.  The worker chooses, with every partition held.
+ */
+typedef struct SyncPreemption
+{
+	SyncEntry  *victim;
+	uint64		request_id;
+	TimestampTz deadline;		/* its grace ends */
+	TimestampTz old_lease;		/* its lease_expires before */
+} SyncPreemption;
+extern bool sync_preempt_wanted(void);
+extern List *sync_preempt_choose(TimestampTz now);
+extern void sync_preempt_undo(SyncEntry *e, TimestampTz old_lease, bool retry);
+extern void sync_preempt_committed(SyncEntry *e);
+extern void sync_preempt_settled(SyncLock *lock);
 
 /* wait_reasons.c: why a pending entry waits (sync_waiters); partitions held. */
 #define SYNC_WHY_BLOCKERS_EACH	16	/* of backends' entries, and of holder keys' */

@@ -159,6 +159,7 @@ extern void sync_stats_granted(SyncStats *s, bool waited, TimestampTz since,
 extern void sync_stats_wait_ended(SyncStats *s, SyncWaitEnd how,
 								  TimestampTz since);
 extern void sync_stats_hold_ended(SyncStats *s, TimestampTz since);
+extern void sync_stats_preempted(SyncStats *s);
 extern void sync_stats_queued(SyncStats *s, int32 nwaiting);
 extern int64 sync_stats_mean_hold(SyncStats *s);
 extern void sync_stats_set_restore_hook(SyncStatsRestoreHook hook);
@@ -227,6 +228,9 @@ typedef struct SyncGroup
 	int32		nheld;			/* holders of its children */
 	int32		nmembers;		/* locks linked to it, cached ones too */
 	int32		nready;			/* locks in its ready tree */
+	int64		preempt_grace_us;	/* the parent row's preempt_grace, or -1 */
+	int32		npreemptible;	/* its children's preemptible holders, */
+	int32		slots_preempting;	/* ... and slots of those in a grace */
 	int32		ready_root;		/* the tree of children whose front waits
 								 * only for it (group_ready.c), or none */
 } SyncGroup;
@@ -298,7 +302,9 @@ extern Size sync_groups_shmem_size(void);
 extern void sync_groups_shmem_request(void);
 extern void sync_groups_shmem_init(void);
 extern bool sync_group_held(const SyncGroup *g, bool exclusive);
-extern bool sync_group_committed(const char *name, int32 limit, uint64 gen);
+extern bool sync_group_committed(const char *name, int32 limit, int64 grace_us,
+								 uint64 gen);
+extern void sync_group_count_preempting(SyncLock *lock, int32 dslots, int32 dn);
 extern bool sync_group_join(SyncLock *lock, const SyncLimitValue *value);
 extern void sync_group_leave(SyncLock *lock);
 extern void sync_group_count(SyncLock *lock, int32 dslots, int32 dheld);
@@ -339,6 +345,12 @@ extern void sync_report_entries_full(void); /* entry_pool.c */
 /* limit_rows.c: the rows of sync_limit, read with SPI. */
 extern char *sync_limit_select(Oid relid);
 extern char *sync_limit_row(uint64 i, SyncLimitValue *value);
+
+/* preemption.c: what the grant pass and the holder lists tell it. */
+extern Size sync_preempt_shmem_size(void);
+extern void sync_preempt_shmem_init(void);
+extern void sync_preempt_count(SyncLock *lock, const SyncEntry *e, int dir);
+extern void sync_preempt_note(SyncLock *lock, const SyncEntry *front);
 
 /* priority_aging.c: a waiter's priority rises with its wait. */
 extern void sync_aging_configure(SyncLock *lock, int64 interval_us, int32 max);

@@ -141,6 +141,8 @@ sync_entry_alloc(bool grow)
 	entry->persisted = false;
 	entry->claim = false;
 	entry->shared = false;
+	entry->preemptible = false;
+	entry->preempt_deadline = 0;
 	entry->slots = 1;
 	entry->passes = 0;
 	entry->rank_parent = entry->rank_left = entry->rank_right = SYNC_ENTRY_NONE;

@@ -241,7 +241,7 @@ sync_group_lookup(Oid dbid, const char *name, uint32 hashcode)
  * 0: a paused parent leaves nobody unfit).  Stripe held exclusively.
  */
 static bool
-sync_group_limit(SyncGroup *g, int32 limit, uint64 gen)
+sync_group_limit(SyncGroup *g, int32 limit, int64 grace_us, uint64 gen)
 {
 	bool		lowered;
 
@@ -249,6 +249,7 @@ sync_group_limit(SyncGroup *g, int32 limit, uint64 gen)
 	if (gen < g->limit_gen)
 		return false;
 	g->limit_gen = gen;
+	g->preempt_grace_us = grace_us;
 	if (limit > g->limit && g->nready > 0)
 		sync_defer_group(g->pooled.self);
 	lowered = limit > 0 && limit < g->limit && g->nmembers > 0;
@@ -266,7 +267,7 @@ sync_group_limit(SyncGroup *g, int32 limit, uint64 gen)
  * full.
  */
 void
-sync_group_ensure(const char *name, int32 limit, uint64 gen)
+sync_group_ensure(const char *name, int32 limit, int64 grace_us, uint64 gen)
 {
 	SyncLockTag tag;
 	uint32		hashcode;
@@ -301,12 +302,15 @@ sync_group_ensure(const char *name, int32 limit, uint64 gen)
 		g->nheld = 0;
 		g->nmembers = 0;
 		g->nready = 0;
+		g->preempt_grace_us = -1;
+		g->npreemptible = 0;
+		g->slots_preempting = 0;
 		g->ready_root = SYNC_ENTRY_NONE;
 		g->pooled.next = Groups->heads[sync_group_stripe_of(hashcode)];
 		Groups->heads[sync_group_stripe_of(hashcode)] = g->pooled.self;
 	}
 	if (gen > 0)
-		(void) sync_group_limit(g, limit, gen);
+		(void) sync_group_limit(g, limit, grace_us, gen);
 	LWLockRelease(stripe);
 	if (spare != SYNC_ENTRY_NONE)
 		sync_pool_free(SYNC_POOL_GROUPS, (SyncPooled *) sync_group_at(spare));
@@ -320,7 +324,7 @@ sync_group_ensure(const char *name, int32 limit, uint64 gen)
  * tells their owners.  Caller holds no partition; never fails.
  */
 bool
-sync_group_committed(const char *name, int32 limit, uint64 gen)
+sync_group_committed(const char *name, int32 limit, int64 grace_us, uint64 gen)
 {
 	SyncLockTag tag;
 	uint32		hashcode;
@@ -334,7 +338,7 @@ sync_group_committed(const char *name, int32 limit, uint64 gen)
 	LWLockAcquire(stripe, LW_EXCLUSIVE);
 	g = sync_group_lookup(MyDatabaseId, name, hashcode);
 	if (g != NULL)
-		lowered = sync_group_limit(g, Max(limit, 0), gen);
+		lowered = sync_group_limit(g, Max(limit, 0), grace_us, gen);
 	LWLockRelease(stripe);
 	return lowered;
 }
@@ -396,6 +400,8 @@ sync_group_join(SyncLock *lock, const SyncLimitValue *value)
 			sync_group_unready(old, lock);
 			old->slots_held -= lock->slots_held;
 			old->nheld -= lock->nheld;
+			old->npreemptible -= lock->npreemptible;
+			old->slots_preempting -= lock->slots_preempting;
 			old->nmembers--;
 			if (lock->slots_held > 0 && old->nready > 0)
 				sync_defer_group(old->pooled.self);
@@ -405,6 +411,8 @@ sync_group_join(SyncLock *lock, const SyncLimitValue *value)
 		{
 			g->slots_held += lock->slots_held;
 			g->nheld += lock->nheld;
+			g->npreemptible += lock->npreemptible;
+			g->slots_preempting += lock->slots_preempting;
 			g->nmembers++;
 			lock->groupno = g->pooled.self;
 			lock->group_link.prev = lock->group_link.next = SYNC_ENTRY_DETACHED;
@@ -464,6 +472,23 @@ sync_group_count(SyncLock *lock, int32 dslots, int32 dheld)
 	Assert(g->slots_held >= 0 && g->nheld >= 0);
 	if (dslots < 0 && g->nready > 0)
 		sync_defer_group(g->pooled.self);
+	sync_groups_leave(taken);
+}
+
+/*
+ * Preemptible holders of grouped 'lock' came or went (dn), or slots went
+ * into or out of a grace (dslots): count them in the group too.  Caller
+ * holds the lock's partition exclusively; the stripe is taken if needed.
+ */
+void
+sync_group_count_preempting(SyncLock *lock, int32 dslots, int32 dn)
+{
+	SyncGroup  *g = sync_group_at(lock->groupno);
+	uint32		taken = sync_groups_enter_lock(lock);
+
+	g->slots_preempting += dslots;
+	g->npreemptible += dn;
+	Assert(g->slots_preempting >= 0 && g->npreemptible >= 0);
 	sync_groups_leave(taken);
 }
 

@@ -47,8 +47,9 @@ sync_limit_queueing_column(Oid relid, const char *alias)
 
 /*
  * ... and parent (1.8), with the parent's sizelimit, whether some row
- * names this one as its parent, guarantee, aging_interval and
- * aging_max_priority, for table relid read as 'alias'.
+ * names this one as its parent, guarantee, aging_interval,
+ * aging_max_priority, preempt_grace and the parent's preempt_grace, for
+ * table relid read as 'alias'.
  */
 char *
 sync_limit_tree_columns(Oid relid, const char *alias)
@@ -57,15 +58,17 @@ sync_limit_tree_columns(Oid relid, const char *alias)
 
 	if (get_attnum(relid, "parent") == InvalidAttrNumber)
 		return "NULL::pg_catalog.text, NULL::pg_catalog.int4, false, NULL::pg_catalog.int4, "
-			"NULL::pg_catalog.interval, NULL::pg_catalog.int4";
+			"NULL::pg_catalog.interval, NULL::pg_catalog.int4, NULL::pg_catalog.interval, "
+			"NULL::pg_catalog.interval";
 	return psprintf("%s.parent, (SELECT p.sizelimit FROM %s p WHERE p.name OPERATOR(pg_catalog.=) %s.parent), "
 					"EXISTS (SELECT FROM %s c WHERE c.parent OPERATOR(pg_catalog.=) %s.name), %s.guarantee, "
-					"%s.aging_interval, %s.aging_max_priority",
-					alias, table, alias, table, alias, alias, alias, alias);
+					"%s.aging_interval, %s.aging_max_priority, %s.preempt_grace, "
+					"(SELECT p.preempt_grace FROM %s p WHERE p.name OPERATOR(pg_catalog.=) %s.parent)",
+					alias, table, alias, table, alias, alias, alias, alias, alias, table, alias);
 }
 
 /*
- * The columns at 'col' .. col + 5 of 'tup' (sync_limit_tree_columns()).
+ * The columns at 'col' .. col + 7 of 'tup' (sync_limit_tree_columns()).
  */
 void
 sync_limit_tree_of(HeapTuple tup, TupleDesc desc, int col, SyncLimitValue *value)
@@ -93,6 +96,13 @@ sync_limit_tree_of(HeapTuple tup, TupleDesc desc, int col, SyncLimitValue *value
 	value->aging_interval_us = (isnull || max_null) ? 0 :
 		Max(sync_interval_us(DatumGetIntervalP(d)), 0);
 	value->aging_max = value->aging_interval_us > 0 ? DatumGetInt32(max) : 0;
+	/* preemption: its own grace, and its parent's */
+	d = SPI_getbinval(tup, desc, col + 6, &isnull);
+	value->preempt = !isnull;
+	value->preempt_grace_us = isnull ? 0 : Max(sync_interval_us(DatumGetIntervalP(d)), 0);
+	d = SPI_getbinval(tup, desc, col + 7, &isnull);
+	value->parent_preempt = !isnull;
+	value->parent_grace_us = isnull ? 0 : Max(sync_interval_us(DatumGetIntervalP(d)), 0);
 }
 
 /*

@@ -79,7 +79,8 @@ static SyncBucketsCache lock_buckets[SYNC_NUM_PARTITIONS];
 Size
 sync_lock_table_shmem_size(void)
 {
-	return add_size(MAXALIGN(sizeof(SyncShmem)), sync_groups_shmem_size());
+	return add_size(add_size(MAXALIGN(sizeof(SyncShmem)), sync_groups_shmem_size()),
+					sync_preempt_shmem_size());
 }
 
 /* A new slab's locks: on no list. */
@@ -122,6 +123,7 @@ sync_lock_table_shmem_init(void)
 	bool		found;
 
 	sync_groups_shmem_init();
+	sync_preempt_shmem_init();
 	sync_shmem = ShmemInitStruct("syncwf lock table", sizeof(SyncShmem), &found);
 	if (found)
 		return;
@@ -626,6 +628,10 @@ sync_lock_create(const SyncLockTag *tag, uint32 hashcode, bool *found)
 	lock->aging_interval_us = 0;	/* no aging, until its limit has some */
 	lock->aging_max = 0;
 	lock->aging_due = 0;
+	lock->preempt_grace_us = -1;	/* no preemption, until its limit allows */
+	lock->npreemptible = 0;
+	lock->slots_preempting = 0;
+	lock->preempt_seen = 0;
 	lock->nwaiting = 0;
 	lock->ndormant = 0;
 	sync_elist_init(&lock->holders);

@@ -56,6 +56,8 @@ sync_holder_link(SyncLock *lock, SyncEntry *e)
 		lock->nheld++;
 		lock->slots_held += sync_entry_weight(e);
 	}
+	if (e->preemptible)
+		sync_preempt_count(lock, e, 1);
 }
 
 void
@@ -73,6 +75,8 @@ sync_holder_unlink(SyncEntry *e)
 		lock->nheld--;
 		lock->slots_held -= sync_entry_weight(e);
 	}
+	if (e->preemptible)
+		sync_preempt_count(lock, e, -1);
 	sync_stats_hold_ended(sync_lock_stats(lock), e->since);
 }
 

@@ -153,8 +153,9 @@ sync_read_limits(AcquireRequest *req)
 			}
 			/* its parent's group, with the parent's limit as read */
 			if (req->limits[i].parent[0] != '\0')
-				sync_group_ensure(req->limits[i].parent,
-								  req->limits[i].parent_limit, req->generation);
+				sync_group_ensure(req->limits[i].parent, req->limits[i].parent_limit,
+								  req->limits[i].parent_preempt ?
+								  req->limits[i].parent_grace_us : -1, req->generation);
 		}
 	req->have_limits = true;
 }

@@ -136,6 +136,7 @@ sync_limit_resolve(const char *key, LimitFind find, void *rows, SyncLimitValue *
 	value->guarantee = 0;
 	value->aging_interval_us = 0;
 	value->aging_max = 0;
+	value->preempt = value->parent_preempt = false;
 	value->parent_limit = 0;
 	value->parent[0] = '\0';
 }
@@ -324,6 +325,7 @@ sync_limit_plan_default(const char *lock_name, SyncLimitValue *value)
 	value->guarantee = 0;
 	value->aging_interval_us = 0;
 	value->aging_max = 0;
+	value->preempt = value->parent_preempt = false;
 	value->parent_limit = 0;
 	value->parent[0] = '\0';
 	return true;
@@ -347,6 +349,9 @@ sync_limit_set(SyncLock *lock, const SyncLimitValue *value)
 	sync_rate_configure(lock, value->rate_limit, value->rate_period_us,
 						value->rate_limit > 0 ? GetCurrentTimestamp() : 0);
 	sync_aging_configure(lock, value->aging_interval_us, value->aging_max);
+	if (lock->preempt_grace_us != (value->preempt ? value->preempt_grace_us : -1))
+		lock->preempt_seen = 0; /* its front may preempt now */
+	lock->preempt_grace_us = value->preempt ? value->preempt_grace_us : -1;
 	if (!sync_group_join(lock, value))
 		elog(WARNING, "syncwf: semaphore \"%s\" counts without its parent \"%s\"",
 			 lock->tag.name, value->parent);
@@ -421,7 +426,7 @@ sync_limits_precommit_groups(void)
 	hash_seq_init(&status, pending_values);
 	while ((value = hash_seq_search(&status)) != NULL)
 		if (value->value.parent[0] != '\0')
-			sync_group_ensure(value->value.parent, 0, 0);
+			sync_group_ensure(value->value.parent, 0, -1, 0);
 }
 
 /*
@@ -442,11 +447,15 @@ sync_limits_commit_groups(uint64 gen)
 		const SyncLimitValue *v = &value->value;
 
 		/* a parent row's own value (not a pattern's, after its delete) */
-		if (sync_group_committed(value->name, v->pattern_len == 0 ? v->limit : 0, gen))
+		if (sync_group_committed(value->name, v->pattern_len == 0 ? v->limit : 0,
+								 v->pattern_len == 0 && v->preempt ? v->preempt_grace_us : -1,
+								 gen))
 			lowered = true;
 		if (v->parent[0] != '\0' &&
 			hash_search(pending_values, v->parent, HASH_FIND, NULL) == NULL &&
-			sync_group_committed(v->parent, v->parent_limit, pending_gen))
+			sync_group_committed(v->parent, v->parent_limit,
+								 v->parent_preempt ? v->parent_grace_us : -1,
+								 pending_gen))
 			lowered = true;
 	}
 	return lowered;

@@ -86,6 +86,7 @@ typedef enum SyncStatsCounter
 	SC_HOLD_COUNT,
 	SC_HOLD_TOTAL,
 	SC_RESET_AT,
+	SC_PREEMPTIONS,
 	SC_NCOUNTERS
 } SyncStatsCounter;
 
@@ -425,6 +426,14 @@ sync_stats_wait_ended(SyncStats *s, SyncWaitEnd how, TimestampTz since)
 	sync_stats_wait(s, since, GetCurrentTimestamp());
 }
 
+/* A hold was preempted (preemption.c). */
+void
+sync_stats_preempted(SyncStats *s)
+{
+	if (s != NULL)
+		sync_stats_add(s, SC_PREEMPTIONS, 1);
+}
+
 /* A hold granted at 'since' was released, now. */
 void
 sync_stats_hold_ended(SyncStats *s, TimestampTz since)
@@ -497,6 +506,7 @@ sync_stats_copy(SyncStats *s, SyncStatsRow *row)
 	row->timeouts = (int64) pg_atomic_read_u64(&s->counters[SC_TIMEOUTS]);
 	row->cancels = (int64) pg_atomic_read_u64(&s->counters[SC_CANCELS]);
 	row->deadlocks = (int64) pg_atomic_read_u64(&s->counters[SC_DEADLOCKS]);
+	row->preemptions = (int64) pg_atomic_read_u64(&s->counters[SC_PREEMPTIONS]);
 	row->wait_total_us = (int64) pg_atomic_read_u64(&s->counters[SC_WAIT_TOTAL]);
 	row->wait_max_us = (int64) pg_atomic_read_u64(&s->counters[SC_WAIT_MAX]);
 	row->hold_count = (int64) pg_atomic_read_u64(&s->counters[SC_HOLD_COUNT]);

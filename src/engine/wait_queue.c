@@ -265,9 +265,14 @@ sync_queue_waiting(SyncEntry *first)
 	sync_queue_rate_check(first);
 	do
 	{
+		SyncLock   *lock = sync_entry_lock(e);
+
 		/* a child whose front now waits for its parent becomes ready */
-		if (sync_entry_lock(e)->groupno != SYNC_ENTRY_NONE)
-			(void) sync_grant_pass(sync_entry_lock(e));
+		if (lock->groupno != SYNC_ENTRY_NONE)
+			(void) sync_grant_pass(lock);
+		else if (lock->preempt_grace_us >= 0 && lock->npreemptible > 0 &&
+				 sync_queue_front(lock) != NULL)
+			sync_preempt_note(lock, sync_queue_front(lock));	/* may preempt */
 		sync_stats_queued(sync_lock_stats(sync_entry_lock(e)), sync_entry_lock(e)->nwaiting);
 		if (sync_entry_lock(e)->best_effort)
 		{
@@ -348,6 +353,7 @@ sync_grant_pass(SyncLock *lock)
 	TimestampTz due = 0;
 	uint32		stripes = sync_groups_enter_lock(lock);
 	SyncEntry  *ready = NULL;
+	SyncEntry  *blocked = NULL;
 
 	Assert(sync_partition_held(lock->hashcode, true));
 	sync_elist_foreach_modify(front, &lock->waiters, lock_link)
@@ -360,9 +366,11 @@ sync_grant_pass(SyncLock *lock)
 		if (step == SYNC_PASS_PARENT)
 		{
 			/* (the group never waits for a request of several locks) */
-			ready = front;
+			ready = blocked = front;
 			break;
 		}
+		if (step == SYNC_PASS_STOP)
+			blocked = front;
 		if (step == SYNC_PASS_STOP || step == SYNC_PASS_TOKENS)
 			break;
 		if (front->nlocks > 1)
@@ -382,6 +390,8 @@ sync_grant_pass(SyncLock *lock)
 	}
 	if (lock->groupno != SYNC_ENTRY_NONE)
 		sync_group_set_ready(lock, ready);
+	if (blocked != NULL)
+		sync_preempt_note(lock, blocked);	/* preemption.c */
 	if (lock->rate_limit > 0 || lock->aging_due != 0 || sync_lock_rate_waiting(lock))
 		due = sync_rate_check(lock);
 	sync_groups_leave(stripes);

@@ -19,6 +19,8 @@
  *	  or the same and a later arrival): the fair tags put that one ahead
  *	  (of the SYNC_PASS_AHEAD_MAX nearest waiters ahead);
  *	- admit_limit: its own launch-plan version limit is reached;
+ *	- preemption: it would be limit or parent, but holds in their
+ *	  preemption grace (preemption.c) give back the room it needs;
  *	- limit: its lock's holders take the slots it needs;
  *	- rate: it fits, but its rate's tokens have not come;
  *	- parent: its parent row's group has no room for it, or owes its free
@@ -26,10 +28,10 @@
  *	- other_lock: it would be granted here, but another lock of its
  *	  request holds it back;
  *	- none: it is grantable now (a grant is in flight).
- * (A preemption grace period, once syncwf has one, is a reason of its own,
- * 'preemption', between unfit and queue: see sync_wait_reason().)
  *
- * Blockers (whose entries it needs gone): for limit and admit_limit the
+ * Blockers (whose entries it needs gone): for preemption the holds in
+ * their grace, with an estimate of the time until the last grace ends;
+ * for limit and admit_limit the
  * holders of its lock that conflict with it; for parent the holders of
  * every child of the parent; for other_lock the holders of that lock; at
  * most SYNC_WHY_BLOCKERS_EACH of backends and as many of holder keys.
@@ -241,6 +243,50 @@ sync_why_children(SyncWhy *why, const SyncEntry *e)
 	}
 }
 
+/*
+ * e waits for the room of its lock ('parent': of its parent): if holds in
+ * their preemption grace give that room back, it waits for them, at most
+ * until the last grace ends.  Sets *why and returns true if so.  All
+ * partitions held.
+ */
+static bool
+sync_why_preemption(SyncWhy *why, SyncEntry *e, bool parent)
+{
+	SyncLock   *lock = sync_entry_lock(e);
+	int32		preempting = lock->slots_preempting;
+	TimestampTz now = GetCurrentTimestamp();
+	TimestampTz last = now;
+	SyncLiveIter it;
+	int			nkeyed = 0;
+	int			nbackend = 0;
+
+	if (parent)
+	{
+		uint32		stripes = sync_groups_share_lock(lock);
+
+		preempting = sync_group_at(lock->groupno)->slots_preempting;
+		sync_groups_leave(stripes);
+	}
+	if (preempting == 0)
+		return false;
+	why->reason = "preemption";
+	sync_foreach_live_lock(it)
+	{
+		SyncLock   *m = sync_live_lock(it);
+
+		if (parent ? m->groupno != lock->groupno : m != lock)
+			continue;
+		sync_elist_foreach(h, &m->holders, lock_link)
+			if (h->preempt_deadline != 0)
+			{
+				sync_why_add(why, h, &nkeyed, &nbackend);
+				last = Max(last, h->preempt_deadline);
+			}
+	}
+	why->estimate_us = last - now;
+	return true;
+}
+
 /* The waiters ahead of e that the pass does not pass over, nearest first. */
 static void
 sync_why_ahead(SyncWhy *why, SyncEntry *e)
@@ -346,10 +392,23 @@ sync_wait_reason(SyncEntry *e, SyncWhy *why)
 			why->row = sync_limit_row_name(lock);
 		return;
 	}
-	/* (here, once there is one: a preemption grace period running) */
 	sync_why_own(e, &st);
 	why->reason = st.reason;
 	why->estimate_us = sync_why_estimate(e, &st);
+	/* the room it needs comes when preempted holds' graces end */
+	if ((strcmp(st.reason, "limit") == 0 && sync_why_preemption(why, e, false)) ||
+		(strcmp(st.reason, "parent") == 0 && sync_why_preemption(why, e, true)))
+	{
+		char		name[SYNC_NAME_BUFLEN];
+		int32		plimit;
+		int32		pheld;
+
+		if (strcmp(st.reason, "limit") == 0)
+			why->row = sync_limit_row_name(lock);
+		else if (sync_lock_group_info(lock, name, &plimit, &pheld))
+			why->row = pstrdup(name);
+		return;
+	}
 	if (strcmp(st.reason, "limit") == 0 || strcmp(st.reason, "rate") == 0)
 		why->row = sync_limit_row_name(lock);
 	if (strcmp(st.reason, "limit") == 0 || strcmp(st.reason, "admit_limit") == 0)

@@ -41,7 +41,7 @@ sync_require_replicated(void)
 
 /*
  * sync_request(lock_name, holder, priority, controller, lease, queued_at,
- * slots, mode, fair_key), for one lock or several (with_names: the rows name their
+ * slots, mode, fair_key, preemptible), for one lock or several (with_names: the rows name their
  * lock).
  */
 static void
@@ -72,6 +72,14 @@ sync_request_common(FunctionCallInfo fcinfo, char **names, int nnames, bool with
 	kr.slots = sync_slots_arg(fcinfo, 6);
 	kr.shared = sync_mode_arg(fcinfo, 7);
 	kr.fair_key = sync_fair_key_arg(fcinfo, 8);
+	/* (1.8: a version before it passes no such argument) */
+	kr.preemptible = PG_NARGS() > 9 && !PG_ARGISNULL(9) && PG_GETARG_BOOL(9);
+	if (kr.preemptible && nnames > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a request of several locks cannot be preemptible"),
+				 errdetail("Preemption ends the hold of one lock, for a waiter of that lock."),
+				 errhint("Request each lock on its own with preemptible => true, or leave preemptible false.")));
 
 	InitMaterializedSRF(fcinfo, 0);
 	sync_enter(SYNC_ENTER_KEYED_DB | SYNC_ENTER_WRITE | SYNC_ENTER_LOADED, NULL);

@@ -200,8 +200,8 @@ sync_lock_stats_rows(PG_FUNCTION_ARGS)
 	for (int i = 0; i < nrows; i++)
 	{
 		SyncStatsRow *row = &rows[i];
-		Datum		values[15];
-		bool		nulls[15] = {false};
+		Datum		values[16];
+		bool		nulls[16] = {false};
 
 		values[0] = CStringGetTextDatum(row->name);
 		values[1] = Int64GetDatum(row->grants_immediate);
@@ -219,6 +219,7 @@ sync_lock_stats_rows(PG_FUNCTION_ARGS)
 		values[12] = measured_interval(row->hold_total_us, &nulls[12]);
 		values[13] = Int32GetDatum(row->max_queue);
 		values[14] = TimestampTzGetDatum(row->reset_at);
+		values[15] = Int64GetDatum(row->preemptions);	/* 1.8 on */
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;

@@ -130,6 +130,15 @@ sync_state_fill(Relation rel, HeapTuple tuple, const SyncStateRow *row, bool all
 		isnull[0] = (mode == (Datum) 0);
 		tuple = heap_modify_tuple_by_cols(tuple, desc, 1, &col, &mode, isnull);
 	}
+	if (all && SPI_fnumber(desc, "preempt_deadline") > 0)
+	{
+		/* a new row is not preempted, whatever its writer said */
+		int			col = SPI_fnumber(desc, "preempt_deadline");
+		Datum		none = (Datum) 0;
+
+		isnull[0] = true;
+		tuple = heap_modify_tuple_by_cols(tuple, desc, 1, &col, &none, isnull);
+	}
 	return tuple;
 }
 
@@ -249,7 +258,7 @@ sync_foreign_queue_place(Relation rel, HeapTuple tuple, SyncKeyedRequest *kr)
 
 /*
  * The columns later versions added, where the table has them: slots (NULL:
- * 1), mode (NULL: exclusive) and fair_key.
+ * 1), mode (NULL: exclusive), fair_key and preemptible.
  */
 static void
 sync_foreign_added_columns(Relation rel, HeapTuple tuple, SyncKeyedRequest *kr)
@@ -280,6 +289,11 @@ sync_foreign_added_columns(Relation rel, HeapTuple tuple, SyncKeyedRequest *kr)
 		kr->fair_key = sync_state_text(rel, tuple, "fair_key");
 		if (kr->fair_key != NULL)
 			sync_check_fair_key(kr->fair_key);
+	}
+	if (SPI_fnumber(RelationGetDescr(rel), "preemptible") > 0)
+	{
+		d = sync_state_column(rel, tuple, "preemptible", &isnull);
+		kr->preemptible = !isnull && DatumGetBool(d);
 	}
 }
 

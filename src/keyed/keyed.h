@@ -142,6 +142,8 @@ typedef struct SyncStateRow
 	int32		slots;			/* slots it takes (0 read as 1) */
 	bool		shared;			/* a shared hold of a mutex */
 	char	   *fair_key;		/* NULL: none */
+	bool		preemptible;	/* a waiter may preempt its hold */
+	TimestampTz preempt_deadline;	/* held and preempted: its grace ends */
 	SyncLimitValue limit;		/* read: what sync_limit says of the
 								 * semaphore (limit -1: nothing) */
 } SyncStateRow;
@@ -201,6 +203,7 @@ typedef struct SyncKeyedRequest
 	bool		has_queued_at;	/* false: queued now */
 	TimestampTz queued_at;
 	const char *fair_key;		/* NULL: none (queue_order.c) */
+	bool		preemptible;	/* one lock only: a waiter may preempt it */
 
 	/* set by the engine (keyed_ops.c) before the request is made */
 	int			controller_slot;	/* -1: none */
@@ -323,6 +326,9 @@ extern void sync_keyed_readmit(const char *name, const char *holder,
 extern int	sync_keyed_persist_grants(bool *retry);
 extern void sync_keyed_handoff(void);
 
+/* keyed_preempt.c: the worker's step of preemption. */
+extern int	sync_keyed_preempt(TimestampTz now, bool *retry);
+
 /*
  * Called when a grant of a pending entry has been written to sync_state,
  * in the transaction that wrote it; set by syncwf.c at load (launch plans
@@ -349,9 +355,12 @@ extern bool sync_state_row_of(Relation rel, HeapTuple tuple, SyncStateRow *row);
 #define SYNC_REASON_RELEASED	"released"
 /* why the worker withdraws a request a lowered limit left too big */
 #define SYNC_REASON_LIMIT_LOWERED	"limit lowered"
+/* why a preempted hold ended (its grace ran out) */
+#define SYNC_REASON_PREEMPTED	"preempted"
 
 extern bool sync_state_persist(SyncStateRow *row, bool *skipped);
 extern int	sync_state_expire(List *expired);
+extern bool sync_state_preempt(const SyncStateRow *row, TimestampTz deadline);
 extern int	sync_state_withdraw(List *rows, const char *reason);
 
 /* for the triggers on sync_state */

@@ -93,7 +93,8 @@ typedef enum KeyedOpKind
 	KEYED_OP_CLAIM,				/* a claim-only request was granted */
 	KEYED_OP_TRUNCATE,			/* sync_state was truncated */
 	KEYED_OP_FORGET,			/* a sync_controller row was deleted */
-	KEYED_OP_BEAT				/* a sync_controller row was written */
+	KEYED_OP_BEAT,				/* a sync_controller row was written */
+	KEYED_OP_PREEMPT			/* the worker preempted a hold */
 } KeyedOpKind;
 
 typedef struct KeyedOp
@@ -105,7 +106,8 @@ typedef struct KeyedOp
 	uint64		token;			/* PERSISTED, CLAIM; RELEASE: the hand-off's */
 	int32		priority;
 	int64		lease_us;
-	TimestampTz at;				/* REFRESH, BEAT; RELEASE: the hand-off's */
+	TimestampTz at;				/* REFRESH, BEAT; RELEASE: the hand-off's;
+								 * PREEMPT: the lease before */
 	int			nprovisional;	/* TRUNCATE: requests made before it */
 	char	   *controller;		/* FORGET, BEAT */
 	/* RELEASE of a held entry: the waiter it hands its slot to, if any */
@@ -162,6 +164,10 @@ extern SyncClaimOutcome sync_keyed_xact_claim(const char *name,
 extern bool sync_keyed_unwritten_grants(const char *name);
 extern void sync_keyed_xact_persisted(SyncEntry *entry, uint64 request_id,
 									  uint64 token);
+extern KeyedOp *sync_keyed_xact_preempted(SyncEntry *entry, uint64 request_id,
+										  TimestampTz old_lease);
+extern void sync_keyed_preempt_end(SyncEntry *e, uint64 request_id,
+								   TimestampTz old_lease, bool committed);
 
 /*
  * keyed_wait.c: Waiting until a holder's keyed entries are held, for

@@ -199,6 +199,9 @@ sync_load_entry(LoadState *ls, SyncStateRow *row, SyncLock *lock,
 	e->claim = row->claim;
 	e->slots = Max(row->slots, 1);
 	e->shared = row->shared;
+	/* (before it is linked as a holder, which counts them) */
+	e->preemptible = row->preemptible;
+	e->preempt_deadline = row->held ? row->preempt_deadline : 0;
 	sync_entry_set_fair(e, row->fair_key, ls->weights[ls->rowno]);
 	e->controller = ls->slots[ls->rowno++];
 	if (e->controller >= 0)
@@ -546,6 +549,7 @@ sync_collect_expired(SyncEntry *e, void *arg)
 		row->holder = pstrdup(sync_entry_holder(e)->tag.key);
 		row->token = (int64) e->token;
 		row->request_id = (int64) e->request_id;
+		row->preempt_deadline = e->preempt_deadline;
 		scan->expired = lappend(scan->expired, row);
 	}
 }

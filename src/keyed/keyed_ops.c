@@ -96,7 +96,9 @@ sync_keyed_load(Oid relid, bool nowait)
 			SyncStateRow *row = (SyncStateRow *) lfirst(lc);
 
 			if (row->limit.parent[0] != '\0')
-				sync_group_ensure(row->limit.parent, row->limit.parent_limit, gen);
+				sync_group_ensure(row->limit.parent, row->limit.parent_limit,
+								  row->limit.parent_preempt ?
+								  row->limit.parent_grace_us : -1, gen);
 		}
 	}
 	sync_keyed_install(rows, controllers,
@@ -321,6 +323,7 @@ sync_keyed_request_rows(SyncKeyedRequest *kr, SyncKeyedResult *results)
 		row.slots = kr->slots;
 		row.shared = kr->shared;
 		row.fair_key = (char *) kr->fair_key;
+		row.preemptible = kr->preemptible;
 		if (kr->row_out != NULL)
 			kr->row_out[i] = row;	/* the caller's INSERT writes it */
 		else
@@ -505,7 +508,7 @@ sync_report_lost(const char *name, const char *holder)
 	ereport(ERROR,
 			(errcode(ERRCODE_SYNC_HOLD_LOST),
 			 errmsg("keyed hold \"%s\" of holder \"%s\" is lost", name, holder),
-			 errdetail("It is not held: it was released, its lease expired, or it was never granted."),
+			 errdetail("It is not held: it was released, its lease expired, it was preempted, or it was never granted."),
 			 errhint("Stop using what it protected, and request it again with sync_request().")));
 }
 

@@ -283,6 +283,7 @@ sync_keyed_place_in(SyncKeyedRequest *kr, AcquireRequest *req, SyncEntry *first,
 
 		e->admit_limit = kr->admit_limit;
 		e->claim = kr->claim;
+		e->preemptible = kr->preemptible;
 		e->queued_at = kr->order_at;
 		e->since = kr->order_at;	/* waiting since: as the table will say */
 	}

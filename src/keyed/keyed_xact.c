@@ -311,13 +311,19 @@ sync_apply_entry_update(KeyedOp *op)
 			{
 				if (op->lease_us > 0)
 					e->lease_us = op->lease_us;
+				/* a preempted hold ends with its grace, whatever its lease */
 				e->lease_expires = op->at;
+				if (e->preempt_deadline != 0 &&
+					(op->at == 0 || op->at > e->preempt_deadline))
+					e->lease_expires = e->preempt_deadline;
 				if (op->at != 0)
 					sync_lease_scheduled(op->at);
 			}
 			else if (e->token == op->token)
 			{
 				e->persisted = true;
+				if (e->preemptible)
+					sync_preempt_settled(sync_entry_lock(e));	/* a candidate now */
 				/* a sync_wait in a snapshot transaction waits for this */
 				sync_holder_changed(sync_entry_holder(e)->tag.dbid, sync_entry_holder(e)->tag.key);
 			}
@@ -386,6 +392,8 @@ sync_apply_provisionals(void)
 			e->created_xid = InvalidTransactionId;
 			if (e->state == SYNC_ENTRY_HELD && !e->persisted)
 				sync_outbox_push(e);
+			else if (e->state == SYNC_ENTRY_HELD && e->preemptible)
+				sync_preempt_settled(sync_entry_lock(e));	/* a candidate now */
 			LWLockRelease(partition);
 		}
 	}
@@ -444,6 +452,9 @@ sync_keyed_xact_at_commit(void)
 				sync_controller_beat(sync_controller_slot_noerror(op->controller),
 									 op->at);
 				break;
+			case KEYED_OP_PREEMPT:
+				sync_keyed_preempt_end(op->entry, op->request_id, op->at, true);
+				break;
 		}
 		sync_grant_deferred();
 	}
@@ -489,7 +500,19 @@ sync_undo_op(KeyedOp *op)
 		LWLockAcquire(sync_holders_lock(), LW_EXCLUSIVE);
 		if (sync_keyed_entry_is(e, op->request_id) &&
 			e->release_xid == sync_keyed_xact.xid)
+		{
 			e->release_xid = InvalidTransactionId;
+			if (e->preemptible)
+			{
+				LWLock	   *partition = sync_partition_lock(sync_entry_lock(e)->hashcode);
+
+				/* a hold that stays: a candidate for preemption again */
+				LWLockAcquire(partition, LW_EXCLUSIVE);
+				if (e->state == SYNC_ENTRY_HELD)
+					sync_preempt_settled(sync_entry_lock(e));
+				LWLockRelease(partition);
+			}
+		}
 		LWLockRelease(sync_holders_lock());
 	}
 	else if (op->kind == KEYED_OP_PERSISTED)
@@ -502,6 +525,8 @@ sync_undo_op(KeyedOp *op)
 		item.token = op->token;
 		sync_outbox_requeue(&item);
 	}
+	else if (op->kind == KEYED_OP_PREEMPT)
+		sync_keyed_preempt_end(op->entry, op->request_id, op->at, false);
 }
 
 /* Withdraw a request this transaction made: it leaves no trace. */

@@ -166,6 +166,21 @@ sync_keyed_xact_persisted(SyncEntry *entry, uint64 request_id, uint64 token)
 }
 
 /*
+ * The worker marked a hold preempted: counted at commit, undone at abort
+ * (the caller sets entry NULL if it undoes it itself).
+ */
+KeyedOp *
+sync_keyed_xact_preempted(SyncEntry *entry, uint64 request_id, TimestampTz old_lease)
+{
+	KeyedOp    *op = sync_keyed_new_op(KEYED_OP_PREEMPT);
+
+	op->entry = entry;
+	op->request_id = request_id;
+	op->at = old_lease;
+	return op;
+}
+
+/*
  * A row of sync_controller was written (a heartbeat at 'at') or deleted
  * (deleted; controller NULL: the table was truncated): the controller
  * becomes active or inactive at commit.

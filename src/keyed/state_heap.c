@@ -63,6 +63,8 @@ typedef enum StateColumn
 	COL_SLOTS,					/* from version 1.5 on */
 	COL_MODE,					/* from version 1.5 on */
 	COL_FAIR_KEY,				/* from version 1.6 on */
+	COL_PREEMPTIBLE,			/* from version 1.8 on */
+	COL_PREEMPT_DEADLINE,		/* from version 1.8 on */
 	SYNC_STATE_NCOLS
 } StateColumn;
 
@@ -78,7 +80,8 @@ static Oid	state_pkey = InvalidOid;
 static const char *const state_columns[SYNC_STATE_NCOLS] = {
 	"name", "workflowkey", "controller", "held", "priority", "time", "token",
 	"granted_at", "lease", "lease_expires", "owner", "request_id", "seq",
-	"admit_limit", "claim", "slots", "mode", "fair_key"
+	"admit_limit", "claim", "slots", "mode", "fair_key", "preemptible",
+	"preempt_deadline"
 };
 
 /* Columns from COL_CLAIM on are missing in older versions of the table. */
@@ -278,6 +281,8 @@ sync_state_insert(SyncStateRow *row)
 	isnull[COL_MODE] = (values[COL_MODE] == (Datum) 0);
 	values[COL_FAIR_KEY] = row->fair_key ? CStringGetTextDatum(row->fair_key) : (Datum) 0;
 	isnull[COL_FAIR_KEY] = (row->fair_key == NULL);
+	values[COL_PREEMPTIBLE] = BoolGetDatum(row->preemptible);
+	isnull[COL_PREEMPT_DEADLINE] = true;	/* a new row: not preempted */
 	sync_state_insert_row(values, isnull);
 }
 

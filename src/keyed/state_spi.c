@@ -83,6 +83,8 @@ typedef enum StatePlan
 	PLAN_CTL_DELETE,
 	PLAN_DELETE_BY_CONTROLLER,
 	PLAN_SET_ADMIT,
+	PLAN_REFRESH_CAPPED,
+	PLAN_PREEMPT,
 	NUM_PLANS
 } StatePlan;
 
@@ -162,6 +164,19 @@ static const PlanDef plan_defs[NUM_PLANS] = {
 	[PLAN_SET_ADMIT] = {false,
 		"UPDATE %s SET admit_limit = $3 WHERE name" EQ "$1 AND workflowkey" EQ "$2",
 	3, {TEXTOID, TEXTOID, INT4OID}},
+	/* 1.8 on: a refresh never takes a preempted hold past its grace */
+	[PLAN_REFRESH_CAPPED] = {false,
+		"UPDATE %s SET lease = COALESCE($3, lease), lease_expires = LEAST("
+		"pg_catalog.clock_timestamp() OPERATOR(pg_catalog.+) COALESCE($3, lease), preempt_deadline) "
+		"WHERE name" EQ "$1 AND workflowkey" EQ "$2 AND held RETURNING lease_expires",
+	3, {TEXTOID, TEXTOID, INTERVALOID}},
+	/* the worker's: a preempted hold ends at $4; a locked row is skipped */
+	[PLAN_PREEMPT] = {false,
+		"UPDATE %1$s SET preempt_deadline = $4, lease_expires = LEAST("
+		"COALESCE(lease_expires, $4), $4) WHERE ctid" EQ "(SELECT ctid FROM %1$s "
+		"WHERE name" EQ "$1 AND workflowkey" EQ "$2 AND token" EQ "$3 AND held "
+		"AND preempt_deadline IS NULL FOR UPDATE SKIP LOCKED)",
+	4, {TEXTOID, TEXTOID, INT8OID, TIMESTAMPTZOID}},
 };
 #undef EQ
 #undef PERSIST_SET
@@ -325,7 +340,9 @@ sync_state_refresh(const char *name, const char *holder, int64 lease_us,
 		values[2] = sync_interval_datum(lease_us);
 	else
 		nulls[2] = 'n';			/* keep the row's lease */
-	*found = sync_exec(PLAN_REFRESH, values, nulls, &result, &isnull) > 0;
+	*found = sync_exec(get_attnum(sync_tables(false)->state, "preempt_deadline") !=
+					   InvalidAttrNumber ? PLAN_REFRESH_CAPPED : PLAN_REFRESH,
+					   values, nulls, &result, &isnull) > 0;
 	return (*found && !isnull) ? DatumGetTimestampTz(result) : 0;
 }
 
@@ -393,12 +410,53 @@ sync_exec_delete_each(StatePlan which, List *rows, bool by_token, const char *re
 
 /*
  * Delete the rows of expired leases (the delete trigger announces and
- * releases them); returns how many rows went, with the trigger's.
+ * releases them: "lease expired", or "preempted" for a preempted hold whose
+ * grace ended); returns how many rows went, with the trigger's.
  */
 int
 sync_state_expire(List *expired)
 {
-	return sync_exec_delete_each(PLAN_EXPIRE, expired, true, "lease expired");
+	List	   *ended = NIL;
+	List	   *preempted = NIL;
+	ListCell   *lc;
+	int			n;
+
+	foreach(lc, expired)
+	{
+		SyncStateRow *row = (SyncStateRow *) lfirst(lc);
+
+		if (row->preempt_deadline != 0)
+			preempted = lappend(preempted, row);
+		else
+			ended = lappend(ended, row);
+	}
+	n = sync_exec_delete_each(PLAN_EXPIRE, ended, true, "lease expired");
+	n += sync_exec_delete_each(PLAN_EXPIRE, preempted, true, SYNC_REASON_PREEMPTED);
+	list_free(ended);
+	list_free(preempted);
+	return n;
+}
+
+/*
+ * Write the preemption of a held row (name, holder, token): its grace ends
+ * at 'deadline', and its lease with it; announce it.  False if the row is
+ * not there, not held with that token, preempted already, or locked by an
+ * open transaction (skipped, not waited for).
+ */
+bool
+sync_state_preempt(const SyncStateRow *row, TimestampTz deadline)
+{
+	Datum		values[4];
+
+	values[0] = CStringGetTextDatum(row->name);
+	values[1] = CStringGetTextDatum(row->holder);
+	values[2] = Int64GetDatum(row->token);
+	values[3] = TimestampTzGetDatum(deadline);
+	if (sync_exec(PLAN_PREEMPT, values, NULL, NULL, NULL) == 0)
+		return false;
+	sync_keyed_notify_preempt(row->name, row->holder, row->token, row->controller,
+							  deadline);
+	return true;
 }
 
 /*
@@ -424,7 +482,7 @@ sync_state_read_sql(const SyncTables *t, const char *state, const char *limits)
 {
 	return psprintf("SELECT s.name, s.workflowkey, s.controller, s.held, s.priority, s.time, "
 					"s.token, s.granted_at, s.lease, s.lease_expires, s.owner::pg_catalog.oid, "
-					"s.request_id, s.seq, l.sizelimit, s.admit_limit, %s, %s, %s, %s, %s, %s, %s "
+					"s.request_id, s.seq, l.sizelimit, s.admit_limit, %s, %s, %s, %s, %s, %s, %s, %s "
 					"FROM %s s LEFT JOIN %s l ON l.name OPERATOR(pg_catalog.=) "
 					"pg_catalog.substr(s.name, 5) AND s.name OPERATOR(pg_catalog.~~) 'sem/%%' "
 					"ORDER BY s.held DESC, s.priority DESC, s.time, s.seq",
@@ -438,6 +496,9 @@ sync_state_read_sql(const SyncTables *t, const char *state, const char *limits)
 					get_attnum(t->state, "fair_key") != InvalidAttrNumber ?
 					"s.fair_key" : "NULL::pg_catalog.text",
 					sync_limit_tree_columns(t->limit, "l"),
+					get_attnum(t->state, "preemptible") != InvalidAttrNumber ?
+					"s.preemptible, s.preempt_deadline" :
+					"false, NULL::pg_catalog.timestamptz",
 					state, limits);
 }
 
@@ -486,6 +547,10 @@ sync_state_read_row(HeapTuple tup, TupleDesc desc)
 	row->limit.best_effort = !isnull && DatumGetBool(d);
 	row->fair_key = SPI_getvalue(tup, desc, 23);
 	sync_limit_tree_of(tup, desc, 24, &row->limit);
+	d = SPI_getbinval(tup, desc, 32, &isnull);
+	row->preemptible = !isnull && DatumGetBool(d);
+	d = SPI_getbinval(tup, desc, 33, &isnull);
+	row->preempt_deadline = isnull ? 0 : DatumGetTimestampTz(d);
 	return row;
 }
 

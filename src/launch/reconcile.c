@@ -131,6 +131,7 @@ sync_reconcile_round(TimestampTz *next_wake)
 	uint64		lease_due;
 	bool		persist_retry;
 	bool		unfit_retry;
+	bool		preempt_retry;
 
 	if (next_wake)
 		*next_wake = DT_NOEND;
@@ -147,6 +148,8 @@ sync_reconcile_round(TimestampTz *next_wake)
 
 	n += sync_keyed_persist_grants(&persist_retry);
 	now = GetCurrentTimestamp();
+	/* preemptions first: a grace of 0 ends in this round's lease expiry */
+	n += sync_keyed_preempt(now, &preempt_retry);
 	n += reconcile_leases(now);
 	n += reconcile_unfit(&unfit_retry);
 	next_ctl = sync_controllers_check(now);
@@ -156,7 +159,7 @@ sync_reconcile_round(TimestampTz *next_wake)
 	next = Min(next_ctl, (TimestampTz) Min(lease_due, (uint64) DT_NOEND));
 	next = Min(next, (TimestampTz) Min(sync_launch_due(), (uint64) DT_NOEND));
 	/* a grant whose row an open transaction had locked: look again soon */
-	if (persist_retry || unfit_retry)
+	if (persist_retry || unfit_retry || preempt_retry)
 		next = Min(next, now + USECS_PER_SEC / 10);
 	if (next_wake)
 		*next_wake = next;

@@ -4,19 +4,19 @@
 -- trigger; the aging columns), the monitoring views and their column types, and the
 -- syncwf_admin role.
 BEGIN;
-SELECT plan(166);
+SELECT plan(176);
 
 -- sync_limit ---------------------------------------------------------------
 SELECT has_table('sync_limit', 'table sync_limit exists');
 SELECT columns_are('sync_limit', ARRAY['name', 'sizelimit', 'max_waiters', 'rate_limit', 'rate_period', 'queueing', 'parent', 'guarantee',
-                                  'aging_interval', 'aging_max_priority'],
-                   'sync_limit has exactly the columns name, sizelimit, max_waiters, rate_limit, rate_period, queueing, parent, guarantee, aging_interval, aging_max_priority');
+                                  'aging_interval', 'aging_max_priority', 'preempt_grace'],
+                   'sync_limit has exactly the columns name, sizelimit, max_waiters, rate_limit, rate_period, queueing, parent, guarantee, aging_interval, aging_max_priority, preempt_grace');
 SELECT is(
     (SELECT array_agg(attname::text ORDER BY attnum) FROM pg_catalog.pg_attribute
       WHERE attrelid = 'sync_limit'::regclass AND attnum > 0 AND NOT attisdropped),
     ARRAY['name', 'sizelimit', 'max_waiters', 'rate_limit', 'rate_period', 'queueing', 'parent', 'guarantee',
-                                  'aging_interval', 'aging_max_priority'],
-    'sync_limit columns are in the order name, sizelimit, max_waiters, rate_limit, rate_period, queueing, parent, guarantee, aging_interval, aging_max_priority (Argo''s two first)');
+                                  'aging_interval', 'aging_max_priority', 'preempt_grace'],
+    'sync_limit columns are in the order name, sizelimit, max_waiters, rate_limit, rate_period, queueing, parent, guarantee, aging_interval, aging_max_priority, preempt_grace (Argo''s two first)');
 SELECT col_type_is('sync_limit', 'guarantee', 'integer', 'sync_limit.guarantee is integer');
 SELECT col_is_null('sync_limit', 'guarantee', 'sync_limit.guarantee is nullable');
 SELECT col_hasnt_default('sync_limit', 'guarantee', 'sync_limit.guarantee has no default');
@@ -28,6 +28,18 @@ SELECT col_is_null('sync_limit', 'aging_max_priority', 'sync_limit.aging_max_pri
 SELECT col_has_check('sync_limit', 'aging_interval', 'sync_limit.aging_interval has a CHECK constraint (>= 1 second)');
 SELECT col_has_check('sync_limit', ARRAY['aging_interval', 'aging_max_priority'],
                      'sync_limit has a CHECK that aging_interval and aging_max_priority are set together');
+-- preemption (1.8)
+SELECT col_type_is('sync_limit', 'preempt_grace', 'interval', 'sync_limit.preempt_grace is interval');
+SELECT col_is_null('sync_limit', 'preempt_grace', 'sync_limit.preempt_grace is nullable (NULL: no preemption)');
+SELECT col_has_check('sync_limit', 'preempt_grace', 'sync_limit.preempt_grace has a CHECK constraint (>= 0)');
+SELECT throws_ok($$INSERT INTO sync_limit (name, sizelimit, preempt_grace) VALUES ('tap_obj/pg', 1, '-1 s')$$,
+                 '23514', NULL, 'a negative preempt_grace is refused with 23514');
+SELECT col_type_is('sync_state', 'preemptible', 'boolean', 'sync_state.preemptible is boolean');
+SELECT col_not_null('sync_state', 'preemptible', 'sync_state.preemptible is NOT NULL');
+SELECT col_default_is('sync_state', 'preemptible', 'false', 'sync_state.preemptible defaults to false');
+SELECT col_type_is('sync_state', 'preempt_deadline', 'timestamp with time zone',
+                   'sync_state.preempt_deadline is timestamptz');
+SELECT col_is_null('sync_state', 'preempt_deadline', 'sync_state.preempt_deadline is nullable (NULL: not preempted)');
 SELECT col_type_is('sync_limit', 'name', 'text', 'sync_limit.name is text');
 SELECT col_type_is('sync_limit', 'sizelimit', 'integer', 'sync_limit.sizelimit is integer');
 SELECT col_type_is('sync_limit', 'max_waiters', 'integer', 'sync_limit.max_waiters is integer');
@@ -87,7 +99,7 @@ SELECT col_has_check('sync_limit', 'name', 'sync_limit.name has a CHECK constrai
 SELECT col_has_check('sync_limit', 'sizelimit', 'sync_limit.sizelimit has a CHECK constraint');
 SELECT is((SELECT count(*)::int FROM pg_catalog.pg_constraint
             WHERE conrelid = 'sync_limit'::regclass AND contype = 'c'),
-          10, 'sync_limit has ten CHECK constraints');
+          11, 'sync_limit has eleven CHECK constraints');
 
 -- What the constraints mean.  The triggers only record the change; the
 -- final ROLLBACK discards it.
@@ -202,9 +214,9 @@ SELECT is(
     (SELECT array_agg(attname::text ORDER BY attnum) FROM pg_catalog.pg_attribute
       WHERE attrelid = 'sync_lock_stats'::regclass AND attnum > 0 AND NOT attisdropped),
     ARRAY['lock_name', 'grants_immediate', 'grants_waited', 'timeouts', 'cancels',
-          'deadlocks', 'wait_count', 'wait_total', 'wait_p50', 'wait_p99', 'wait_max',
+          'deadlocks', 'preemptions', 'wait_count', 'wait_total', 'wait_p50', 'wait_p99', 'wait_max',
           'hold_count', 'hold_total', 'max_queue', 'stats_reset'],
-    'sync_lock_stats columns are (lock_name, grants_immediate, grants_waited, timeouts, cancels, deadlocks, wait_count, wait_total, wait_p50, wait_p99, wait_max, hold_count, hold_total, max_queue, stats_reset)');
+    'sync_lock_stats columns are (lock_name, grants_immediate, grants_waited, timeouts, cancels, deadlocks, preemptions, wait_count, wait_total, wait_p50, wait_p99, wait_max, hold_count, hold_total, max_queue, stats_reset)');
 
 SELECT col_type_is(v, c, t, format('%s.%s is %s', v, c, t))
   FROM (VALUES
@@ -242,6 +254,7 @@ SELECT col_type_is(v, c, t, format('%s.%s is %s', v, c, t))
     ('sync_lock_stats', 'timeouts',         'bigint'),
     ('sync_lock_stats', 'cancels',          'bigint'),
     ('sync_lock_stats', 'deadlocks',        'bigint'),
+    ('sync_lock_stats', 'preemptions',      'bigint'),
     ('sync_lock_stats', 'wait_count',       'bigint'),
     ('sync_lock_stats', 'wait_total',       'interval'),
     ('sync_lock_stats', 'wait_p50',         'interval'),

@@ -35,8 +35,8 @@ SELECT table_privs_are('sync_state', 'tap_kp_admin', ARRAY['DELETE', 'INSERT', '
 SELECT function_privs_are(f, a, 'public', ARRAY['EXECUTE'],
                           format('PUBLIC may EXECUTE %s(%s)', f, array_to_string(a, ', ')))
   FROM (VALUES
-    ('sync_request',        '{text,text,integer,text,interval,"timestamp with time zone",integer,text,text}'::name[]),
-    ('sync_request',        '{text[],text,integer,text,interval,"timestamp with time zone",integer,text,text}'),
+    ('sync_request',        '{text,text,integer,text,interval,"timestamp with time zone",integer,text,text,boolean}'::name[]),
+    ('sync_request',        '{text[],text,integer,text,interval,"timestamp with time zone",integer,text,text,boolean}'),
     ('sync_release',        '{text,text}'),
     ('sync_release_holder', '{text}'),
     ('sync_heartbeat',      '{text}'),

@@ -48,8 +48,8 @@ SELECT is(
       WHERE attrelid = 'sync_state'::regclass AND attnum > 0 AND NOT attisdropped),
     ARRAY['name', 'workflowkey', 'controller', 'held', 'priority', 'time', 'token',
           'granted_at', 'lease', 'lease_expires', 'owner', 'request_id', 'seq', 'admit_limit', 'claim',
-          'slots', 'mode', 'fair_key'],
-    'sync_state columns are (name, workflowkey, controller, held, priority, time, token, granted_at, lease, lease_expires, owner, request_id, seq, admit_limit, claim, slots, mode, fair_key)');
+          'slots', 'mode', 'fair_key', 'preemptible', 'preempt_deadline'],
+    'sync_state columns are (name, workflowkey, controller, held, priority, time, token, granted_at, lease, lease_expires, owner, request_id, seq, admit_limit, claim, slots, mode, fair_key, preemptible, preempt_deadline)');
 SELECT col_type_is('sync_state', c, t, format('sync_state.%s is %s', c, t))
   FROM (VALUES
     ('name',          'text'),

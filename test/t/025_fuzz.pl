@@ -251,11 +251,13 @@ my $BASE_LIMITS_SQL = q{
 UPDATE sync_limit SET parent = NULL
  WHERE parent IS NOT NULL
    AND name NOT IN ('f/s1', 'f/s2', 'f/' || repeat('k', 249), 'h/*', 'h/own');
-INSERT INTO sync_limit (name, sizelimit, parent) VALUES ('f/s0', 0, NULL), ('f/s1', 1, 'f/all'),
-    ('f/s2', 2, 'f/all'), ('f/s3', 3, NULL), ('f/all', 2, NULL),
-    (E'\u00fcn\u00ef/\u043a\u043b\u044e\u0447', 2, NULL), ('f/' || repeat('k', 249), 1, 'f/all'),
-    ('h/all', 2, NULL), ('h/*', 1, 'h/all'), ('h/own', 1, 'h/all'), ('h/solo', 2, NULL)
-    ON CONFLICT (name) DO UPDATE SET sizelimit = EXCLUDED.sizelimit, parent = EXCLUDED.parent;
+INSERT INTO sync_limit (name, sizelimit, parent, preempt_grace) VALUES ('f/s0', 0, NULL, NULL),
+    ('f/s1', 1, 'f/all', '0'), ('f/s2', 2, 'f/all', NULL), ('f/s3', 3, NULL, NULL),
+    ('f/all', 2, NULL, '100 ms'),
+    (E'\u00fcn\u00ef/\u043a\u043b\u044e\u0447', 2, NULL, NULL), ('f/' || repeat('k', 249), 1, 'f/all', NULL),
+    ('h/all', 2, NULL, NULL), ('h/*', 1, 'h/all', '100 ms'), ('h/own', 1, 'h/all', NULL), ('h/solo', 2, NULL, NULL)
+    ON CONFLICT (name) DO UPDATE SET sizelimit = EXCLUDED.sizelimit, parent = EXCLUDED.parent,
+                                     preempt_grace = EXCLUDED.preempt_grace;
 };
 my $BASE_SQL = $BASE_LIMITS_SQL . q{
 INSERT INTO sync_limit VALUES ('launchplan/p/d/n2', 1)
@@ -472,12 +474,13 @@ my %NAME_ROLE = (
 	execution_id => 'execution_id', replaced_execution_id => 'execution_id',
 	phase => 'phase', window_length => 'interval', owner => 'role', event => 'event',
 	reason => 'text', sizelimit => 'limit', held => 'bool', slots => 'slots', mode => 'mode',
-	fair_key => 'fair_key');
+	fair_key => 'fair_key', preemptible => 'bool');
 my %COL_ROLE = ('sync_limit.name' => 'limit_name', 'sync_state.name' => 'lock_name',
 	'sync_controller.controller' => 'controller_nn', 'sync_launch_plan.behavior' => 'behavior_uc',
 	'sync_launch_plan.scheduling' => 'scheduling_uc', 'sync_limit.queueing' => 'queueing',
 	'sync_limit.parent' => 'parent', 'sync_limit.aging_interval' => 'aging_interval',
-	'sync_limit.aging_max_priority' => 'aging_max');
+	'sync_limit.aging_max_priority' => 'aging_max', 'sync_limit.preempt_grace' => 'preempt_grace',
+	'sync_state.preemptible' => 'bool', 'sync_state.preempt_deadline' => 'ts');
 
 my %GEN;
 %GEN = (
@@ -629,6 +632,12 @@ my %GEN;
 		my ($w) = @_;
 		return $w ? num(pick(@INT_BOUNDS, 'NULL'), 'integer') : num(pick('NULL', 0, 1, 2, 5), 'integer');
 	},
+	# preemption: a grace of none, nothing, a moment or an hour (a weird
+	# one: negative, or one of the intervals)
+	preempt_grace => sub {
+		my ($w) = @_;
+		return $w ? ival(pick(undef, '-1 s', '-1 us', @INTERVALS)) : ival(pick(undef, undef, '0', '100 ms', '1 hour'));
+	},
 	queueing => sub {
 		my ($w) = @_;
 		return tlit($w ? (chance(0.5) ? mutate(pick('strict', 'best_effort')) : weird_text()) : pick('strict', 'best_effort', undef));
@@ -763,7 +772,7 @@ my %attempted; # label -> count (by sessions that may change the tables)
 # while children name it (23503) or a child deleted, a parent renamed (its
 # children follow, ON UPDATE CASCADE) or renamed to a name no parent may
 # have; or a row's priority aging set or cleared (both columns, or one of
-# them with a weird value).
+# them with a weird value); or a row's preempt_grace set or cleared.
 sub nested_limit_statement
 {
 	my ($t) = @_;
@@ -779,6 +788,8 @@ sub nested_limit_statement
 			  . $GEN{limit}->(0) . ', ' . $GEN{parent}->($w) . ') ON CONFLICT (name) DO UPDATE SET '
 			  . 'sizelimit = EXCLUDED.sizelimit, parent = EXCLUDED.parent', 'INSERT' ],
 		10, [ "DELETE FROM $t->{qname}" . $is->(pick(@PARENTS, 'h/own', 'h/*', 'h/r' . rint(20))), 'DELETE' ],
+		8, [ "UPDATE $t->{qname} SET preempt_grace = " . $GEN{preempt_grace}->($w)
+			  . $is->(pick(@PARENTS, @CHILDREN, @LIMITS)), 'UPDATE' ],
 		12, [ "UPDATE $t->{qname} SET aging_interval = " . $GEN{aging_interval}->($w) . ', aging_max_priority = '
 			  . $GEN{aging_max}->($w) . $is->(pick(@CHILDREN, @LIMITS)), 'UPDATE' ],
 		7, [ "UPDATE $t->{qname} SET name = " . tlit(pick('f/all2', 'h/all2', 'h/all/*', 'launchplan/x/y/z', 'f/s1'))
@@ -1188,6 +1199,13 @@ sub keyed_invariants
         OR (s.held AND (s.token IS NULL OR s.granted_at IS NULL))
         OR (NOT s.held AND s.token IS NOT NULL))},
 		'keyed entries in shared memory and rows of sync_state differ');
+	# only a preemptible hold is ever preempted, and its lease ends with
+	# its grace
+	settled(q{SELECT NOT EXISTS (
+    SELECT 1 FROM sync_state
+     WHERE preempt_deadline IS NOT NULL
+       AND NOT (held AND preemptible AND lease_expires <= preempt_deadline))},
+		'a row of sync_state is preempted but not a preemptible hold, or outlives its grace');
 }
 
 # sync_locks counts what sync_holders and sync_waiters list
@@ -1455,7 +1473,8 @@ sub quiesce
 # Keyed requests for children of the parents of $BASE_LIMITS_SQL, made at
 # every full check once the limits are set again: the parents fill up and
 # requests queue behind them (or behind their own semaphore), with mixed
-# priorities, slots and leases, some with a controller that goes stale,
+# priorities, slots and leases, some preemptible (f/all, f/s1 and h/*
+# have a preempt_grace), some with a controller that goes stale,
 # and one request of several children.
 # The fuzz then finds them to release, refresh, claim and delete.
 my @CHILD_LOCKS = ('sem/f/s1', 'sem/f/s2', "sem/f/$LONGKEY", 'sem/h/a', 'sem/h/b', 'sem/h/c', 'sem/h/own');
@@ -1468,7 +1487,8 @@ sub seed_nested
 		push @stmts, 'SELECT sync_request(' . join(', ', tlit(pick(@CHILD_LOCKS, 'sem/h/r' . rint(20))),
 			tlit(pick(@HOLDERS)), 'priority => ' . num(pick(0, 0, 0, 1, -1), 'integer'),
 			'controller => ' . (chance(0.25) ? tlit(pick(@CONTROLLERS)) : 'NULL::text'),
-			'lease => ' . ival(pick(undef, undef, '10 s', '1 hour')), 'slots => ' . num(pick(1, 1, 1, 2), 'integer')) . ')';
+			'lease => ' . ival(pick(undef, undef, '10 s', '1 hour')), 'slots => ' . num(pick(1, 1, 1, 2), 'integer'),
+			'preemptible => ' . (chance(0.4) ? 'true' : 'false')) . ')';
 	}
 	# and one of several children together: of one parent (two or three
 	# of f/all's or h/all's) or of both

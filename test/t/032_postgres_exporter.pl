@@ -71,6 +71,7 @@ my %want = (
 	syncwf_lock_stats_timeouts_total => 'counter',
 	syncwf_lock_stats_cancels_total => 'counter',
 	syncwf_lock_stats_deadlocks_total => 'counter',
+	syncwf_lock_stats_preemptions_total => 'counter',
 	syncwf_lock_stats_wait_count_total => 'counter',
 	syncwf_lock_stats_wait_seconds_total => 'counter',
 	syncwf_lock_stats_hold_count_total => 'counter',

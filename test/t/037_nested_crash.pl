@@ -1,5 +1,6 @@
-# Nested limits across a crash: keyed holds are rebuilt from sync_state
-# with their parent's count.
+# Nested limits and preemption across a crash: keyed holds are rebuilt
+# from sync_state with their parent's count, and preempted holds with their
+# grace.
 #
 # Pattern row nc/* (2 slots each) under parent nc/all (3 slots).  Keyed
 # holds in three children fill the parent (a: 1, b: 1, c: 1); a keyed
@@ -14,6 +15,16 @@
 #    (d, which came first), in the release's transaction, and its row
 #    says so; releasing c grants b's waiter;
 #  - a raised parent limit grants a newcomer at once.
+#
+# Preemption (second crash): v (priority 1, preemptible) holds pc/x (one
+# slot, preempt_grace 8 s) and hi (priority 5) waits: v is preempted.  a1
+# and a2 (preemptible) fill parent pc/all (2 slots, preempt_grace 8 s)
+# from child pc/a (guarantee 1) and kb waits in pc/b (guarantee 1): a2,
+# the borrowed hold granted last, is preempted.  After the crash the rows
+# keep their deadlines, both waiters still wait for 'preemption' of the
+# same holds (the counts of holds in their grace were rebuilt: nothing
+# more is preempted), and when the graces end hi and kb get the slots;
+# v and a2 are gone, a1 keeps its hold.
 use strict;
 use warnings FATAL => 'all';
 
@@ -95,6 +106,69 @@ is( $node->safe_psql('postgres', $view),
 $node->safe_psql('postgres', q{UPDATE sync_limit SET sizelimit = 4 WHERE name = 'nc/all'});
 isnt($node->safe_psql('postgres', q{SELECT sync_try_acquire('sem/nc/e')}), '',
 	'a raised parent admits a fourth child');
+
+# --- preemption across a crash -----------------------------------------
+$node->safe_psql('postgres', q{
+    INSERT INTO sync_limit (name, sizelimit, preempt_grace) VALUES ('pc/x', 1, '8 s'),
+           ('pc/all', 2, '8 s');
+    INSERT INTO sync_limit (name, sizelimit, parent, guarantee) VALUES
+           ('pc/a', 2, 'pc/all', 1), ('pc/b', 2, 'pc/all', 1);
+});
+$node->safe_psql('postgres', q{
+    SELECT sync_request('sem/pc/x', 'v', priority => 1, preemptible => true);
+    SELECT sync_request('sem/pc/a', 'a1', preemptible => true);
+    SELECT sync_request('sem/pc/a', 'a2', preemptible => true);
+});
+$node->safe_psql('postgres', q{
+    SELECT sync_request('sem/pc/x', 'hi', priority => 5);
+    SELECT sync_request('sem/pc/b', 'kb');
+});
+ok( $node->poll_query_until('postgres', q{
+        SELECT count(*) = 2 FROM sync_state
+         WHERE name LIKE 'sem/pc/%' AND preempt_deadline IS NOT NULL}),
+	'v and a2 are preempted');
+my $graces = q{
+    SELECT string_agg(workflowkey || '@' || preempt_deadline, ' ' ORDER BY workflowkey)
+      FROM sync_state WHERE name LIKE 'sem/pc/%' AND preempt_deadline IS NOT NULL};
+my $why = q{
+    SELECT string_agg(holder || ':' || waiting_for || '(' || array_to_string(blocking_holders, ',') || ')',
+                      ' ' ORDER BY holder)
+      FROM sync_waiters WHERE lock_name LIKE 'sem/pc/%'};
+my $graces_before = $node->safe_psql('postgres', $graces);
+like($graces_before, qr/^a2@\S+ .* v@/, 'a2 and v have deadlines');
+is($node->safe_psql('postgres', $why), 'hi:preemption(v) kb:preemption(a2)',
+	'before the crash: hi and kb wait for those preemptions');
+
+$victim = $node->background_psql('postgres');
+$pid = $victim->query_safe('SELECT pg_backend_pid()');
+kill 'KILL', $pid;
+eval { $victim->{run}->kill_kill; 1; } or note "closing dead session: $@";
+ok( $node->poll_query_until('postgres', 'SELECT true', 't'),
+	'the server accepts connections after the second crash');
+$node->poll_query_until('postgres',
+	"SELECT count(*) = 3 FROM sync_locks WHERE lock_name LIKE 'sem/pc/%'")
+  or die 'keyed holds were not loaded again';
+
+is($node->safe_psql('postgres', $graces), $graces_before,
+	'after the crash: the same holds in their grace, with the same deadlines');
+is($node->safe_psql('postgres', $why), 'hi:preemption(v) kb:preemption(a2)',
+	'after the crash: hi and kb still wait for those preemptions');
+is( $node->safe_psql('postgres', q{
+        SELECT string_agg(lock_name || ':' || slots_held || '/' || parent_slots_held, ' ' ORDER BY lock_name)
+          FROM sync_locks WHERE lock_name LIKE 'sem/pc/%' AND parent_row IS NOT NULL}),
+	'sem/pc/a:2/2 sem/pc/b:0/2',
+	'after the crash: the parent counts both holds of a');
+
+ok( $node->poll_query_until('postgres', q{
+        SELECT count(*) = 2 FROM sync_state
+         WHERE (name, workflowkey) IN (('sem/pc/x', 'hi'), ('sem/pc/b', 'kb')) AND held}),
+	'when the graces end, hi and kb hold');
+is( $node->safe_psql('postgres', q{
+        SELECT string_agg(name || '=' || workflowkey || ':' || held || ':' || (preempt_deadline IS NOT NULL),
+                          ' ' ORDER BY name, workflowkey)
+          FROM sync_state WHERE name LIKE 'sem/pc/%'}),
+	'sem/pc/a=a1:true:false sem/pc/b=kb:true:false sem/pc/x=hi:true:false',
+	'v and a2 are gone, a1 keeps its hold, nobody else was preempted');
 
 $node->stop;
 done_testing();
