@@ -88,8 +88,9 @@ pre_run() {
         -f "$ROOT/bench/syncwf_preempt_low.sql" "$DB" >"$lowout" 2>&1 &
     lowpid=$!
     # every slot held by a low client before the urgent ones start
-    for ((n = 0; n < 100; n++)); do
+    for ((n = 0; ; n++)); do
         [[ $(q "SELECT count(*) FROM sync_state WHERE name = 'sem/b18p/x' AND held") == "$PRE_SLOTS" ]] && break
+        ((n < 100)) || die "comparison 18, $run: the low clients did not take every slot within 10 s, see $lowout"
         sleep 0.1
     done
     as_pg timeout --signal=INT --kill-after=30 $((secs + 60)) \
@@ -101,9 +102,14 @@ pre_run() {
         WHERE application_name = 'bench_preempt_low'" >/dev/null
     wait "$lowpid" || true
     q "DELETE FROM sync_state WHERE name = 'sem/b18p/x'" >/dev/null
+    # the low clients' only way out is to be terminated (FATAL) at the end
+    if grep -q 'ERROR:' "$lowout"; then
+        die "comparison 18, $run: a low client failed: $(grep -m2 'ERROR:' "$lowout" | tr '\n' ' ') -- see $lowout"
+    fi
     ((rc == 0)) || die "pgbench $run failed (exit $rc): $(grep -m3 -iE 'error|abort' "$out" | tr '\n' ' ') -- see $out"
     check_no_syncwf_leftovers
     pre1=$(q "SELECT coalesce(sum(preemptions), 0) FROM sync_lock_stats WHERE lock_name = 'sem/b18p/x'")
+    ((pre1 > pre0)) || die "comparison 18, $run: no hold was preempted, see $lowout and $out"
     read -r n p50 p99 max over < <(pre_stats "run = '$run'")
     log "18 preemption round $r: $n urgent requests in the window, wait p50 $p50 ms, p99 $p99 ms, max $max ms, $over longer than the grace ($PRE_GRACE_MS ms) + 10 ms; $((pre1 - pre0)) preemptions in the run"
     PRE_ROWS+=("| $r | $n | $((pre1 - pre0)) | $p50 | $p99 | $max | $over |")
