@@ -1490,6 +1490,10 @@ sub seed_nested
 			'lease => ' . ival(pick(undef, undef, '10 s', '1 hour')), 'slots => ' . num(pick(1, 1, 1, 2), 'integer'),
 			'preemptible => ' . (chance(0.4) ? 'true' : 'false')) . ')';
 	}
+	# a preemptible hold of f/s1 (one slot, preempt_grace 0) and a waiter of
+	# higher priority for it, which preempts it if it was granted
+	push @stmts, "SELECT sync_request('sem/f/s1', 'ns/wf3', priority => -1, preemptible => true)",
+	  "SELECT sync_request('sem/f/s1', 'ns/wf4', priority => 2)";
 	# and one of several children together: of one parent (two or three
 	# of f/all's or h/all's) or of both
 	my $family = wpick(2, [ @CHILD_LOCKS[ 0 .. 2 ] ], 2, [ @CHILD_LOCKS[ 3 .. 6 ] ], 1, \@CHILD_LOCKS);
@@ -1500,9 +1504,23 @@ sub seed_nested
 	record($checker, \@stmts, run($checker, @stmts), [ ('sync_request for a child (full check)') x @stmts ]);
 }
 
+# Holds preempted so far: the counts of sync_lock_stats, which start again
+# from zero at a restart, added up over the full checks (for the record).
+my $preempted_total = 0;
+my $preempted_last = 0;
+
+sub count_preemptions
+{
+	my $n = check_sql($checker, 'SELECT coalesce(sum(preemptions), 0) FROM sync_lock_stats',
+		'counting preemptions') // return;
+	$preempted_total += $n >= $preempted_last ? $n - $preempted_last : $n;
+	$preempted_last = $n;
+}
+
 sub full_check
 {
 	return unless server_up();
+	count_preemptions();
 	quiesce();
 	track_limits();
 	for my $pair ([ $checker, 'postgres' ], [ $checker_other, 'other' ])
@@ -1839,6 +1857,8 @@ SKIP:
 	nested_quiescent($checker, 'postgres');
 	scan_log();
 
+	count_preemptions();
+
 	# release everything
 	check_sql($checker, q{SELECT count(sync_release_holder(h)) FROM (SELECT DISTINCT workflowkey AS h FROM sync_state) s},
 		'releasing every keyed holder');
@@ -1884,6 +1904,7 @@ note "SQLSTATEs per function and statement:\n" . join("\n", @summary);
 note 'SQLSTATEs in the server log (state severity process): '
   . join(', ', map { "$_=$log_states{$_}" } sort keys %log_states);
 note 'notifications received: ' . join(', ', map { "$_=$notifications{$_}" } sort keys %notifications);
+note "holds preempted: $preempted_total";
 note 'most seen at a check: ' . join(', ', map { "$_=$max_seen{$_}" } sort keys %max_seen);
 
 my @never = grep { !$stats{ $_->{sig} } } @FUNCS;
