@@ -125,9 +125,9 @@ sq('postgres', 'INSERT INTO counted SELECT generate_series(1, 5)');
 sq('postgres', 'SELECT pg_stat_force_next_flush()');
 my $before = view();
 like($before, qr{^\(mtx/ns1/\*,2,0,0,0,0,}m, 'workload: a namespace row of two locks');
-like($before, qr{^\(mtx/ps/k,1,1,1,1,0,3,}m,
+like($before, qr{^\(mtx/ps/k,1,1,1,1,0,0,3,}m,
 	'workload: mtx/ps/k has a grant at once, one after a wait, a timeout, a cancel, three waits');
-like($before, qr{^\(sem/ps/pool,1,2,0,0,0,2,.*,2,[^,]*\)$}m,
+like($before, qr{^\(sem/ps/pool,1,2,0,0,0,0,2,.*,2,[^,]*\)$}m,
 	'workload: sem/ps/pool had a queue of two');
 like($before, qr{--\n\(mtx/od/\*,1,}, 'workload: the other database has its row');
 
