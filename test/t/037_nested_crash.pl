@@ -66,16 +66,25 @@ is($before,
 is($node->safe_psql('postgres', $queue), 'sem/nc/d=h4 sem/nc/b=h5',
 	'before the crash: d and b wait, in that order');
 
-# Kill a backend: every backend dies, shared memory is made again.
-my $victim = $node->background_psql('postgres');
-my $pid = $victim->query_safe('SELECT pg_backend_pid()');
-kill 'KILL', $pid;
-eval { $victim->{run}->kill_kill; 1; } or note "closing dead session: $@";
-ok( $node->poll_query_until('postgres', 'SELECT true', 't'),
-	'the server accepts connections after the crash');
-$node->poll_query_until('postgres',
-	"SELECT count(*) = 4 FROM sync_locks WHERE lock_name LIKE 'sem/nc/%'")
-  or die 'keyed holds were not loaded again';
+# Kill a backend: every backend dies, shared memory is made again.  Then
+# wait until the server takes connections ('what' names the crash) and
+# 'nlocks' locks of namespace 'ns' are loaded again.
+sub crash_and_reload
+{
+	my ($what, $ns, $nlocks) = @_;
+	my $victim = $node->background_psql('postgres');
+	my $pid = $victim->query_safe('SELECT pg_backend_pid()');
+
+	kill 'KILL', $pid;
+	eval { $victim->{run}->kill_kill; 1; } or note "closing dead session: $@";
+	ok( $node->poll_query_until('postgres', 'SELECT true', 't'),
+		"the server accepts connections after the $what");
+	$node->poll_query_until('postgres',
+		"SELECT count(*) = $nlocks FROM sync_locks WHERE lock_name LIKE 'sem/$ns/%'")
+	  or die 'keyed holds were not loaded again';
+	return;
+}
+crash_and_reload('crash', 'nc', 4);
 
 is($node->safe_psql('postgres', $view), $before,
 	'after the crash: the same counts at both levels');
@@ -139,15 +148,7 @@ like($graces_before, qr/^a2@\S+ .* v@/, 'a2 and v have deadlines');
 is($node->safe_psql('postgres', $why), 'hi:preemption(v) kb:preemption(a2)',
 	'before the crash: hi and kb wait for those preemptions');
 
-$victim = $node->background_psql('postgres');
-$pid = $victim->query_safe('SELECT pg_backend_pid()');
-kill 'KILL', $pid;
-eval { $victim->{run}->kill_kill; 1; } or note "closing dead session: $@";
-ok( $node->poll_query_until('postgres', 'SELECT true', 't'),
-	'the server accepts connections after the second crash');
-$node->poll_query_until('postgres',
-	"SELECT count(*) = 3 FROM sync_locks WHERE lock_name LIKE 'sem/pc/%'")
-  or die 'keyed holds were not loaded again';
+crash_and_reload('second crash', 'pc', 3);
 
 is($node->safe_psql('postgres', $graces), $graces_before,
 	'after the crash: the same holds in their grace, with the same deadlines');
